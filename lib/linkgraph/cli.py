@@ -1,0 +1,122 @@
+"""``linkgraph`` command line.
+
+Exit codes: 0 success; 2 a configuration or input-schema error (nothing written); 1 anything else.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import tempfile
+from pathlib import Path
+
+from linkgraph.config import Config, ConfigError, load_config
+from linkgraph.readers import FORMATS, InputSchemaError
+
+log = logging.getLogger("linkgraph")
+
+EXIT_USAGE = 2
+
+_EXTENSION_FORMATS = {
+    ".parquet": "parquet", ".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "jsonl", ".csv": "csv",
+    ".tsv": "arcs", ".arcs": "arcs", ".txt": "arcs", ".dat": "dat", ".gml": "gml",
+}
+
+
+class UsageError(ValueError):
+    pass
+
+
+def guess_format(path: str) -> str:
+    p = Path(path)
+    suffixes = [s for s in p.suffixes if s != ".gz"]
+    if p.is_dir():
+        return "parquet"
+    if suffixes and suffixes[-1] in _EXTENSION_FORMATS:
+        return _EXTENSION_FORMATS[suffixes[-1]]
+    raise UsageError(f"cannot tell the format of {path}; pass --format ({'|'.join(FORMATS)})")
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--conf", help="job config YAML (default: conf/local.yaml if present, else built-in local defaults)")
+    parser.add_argument("--lake", help="lake directory holding the Delta tables (overrides lake.path)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="linkgraph", description="Link-graph analytics on Spark + Delta Lake")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    ingest = sub.add_parser("ingest", help="upsert crawl edge records into pages/links/rejects")
+    ingest.add_argument("--input", required=True, help="file or directory of edge records")
+    ingest.add_argument("--format", choices=FORMATS, help="input format (default: from the file extension)")
+    _common(ingest)
+
+    run = sub.add_parser("run", help="run every pipeline step on an input, or on the built-in sample crawl")
+    run.add_argument("--input", help="edge records (default: the built-in sample crawl)")
+    run.add_argument("--format", choices=FORMATS)
+    _common(run)
+    return parser
+
+
+def resolve_config(args: argparse.Namespace) -> Config:
+    conf_path = args.conf
+    if conf_path is None and Path("conf/local.yaml").is_file():
+        conf_path = "conf/local.yaml"
+    return load_config(conf_path).with_lake_path(args.lake)
+
+
+def _input_and_format(args: argparse.Namespace) -> tuple[str, str]:
+    if not Path(args.input).exists():
+        raise UsageError(f"input not found: {args.input}")
+    return args.input, args.format or guess_format(args.input)
+
+
+def cmd_ingest(args: argparse.Namespace, config: Config) -> int:
+    from linkgraph.pipeline import ingest_step
+    from linkgraph.session import get_spark
+
+    input_path, fmt = _input_and_format(args)
+    report = ingest_step(get_spark(config.spark), config, input_path, fmt)
+    print(report.summary())
+    return 0
+
+
+def cmd_run(args: argparse.Namespace, config: Config) -> int:
+    from linkgraph.pipeline import ingest_step, sample_input
+    from linkgraph.session import get_spark
+
+    if args.input:
+        input_path, fmt = _input_and_format(args)
+    else:
+        input_path, fmt = str(sample_input(tempfile.mkdtemp(prefix="linkgraph-sample-"))), "jsonl"
+        print(f"using the built-in sample crawl: {input_path}")
+    spark = get_spark(config.spark)
+    print(ingest_step(spark, config, input_path, fmt).summary())
+    from linkgraph.io.delta import Lake
+    from linkgraph import schemas as S
+
+    lake = Lake(spark, config.lake)
+    print("tables:")
+    for table in (S.PAGES_TABLE, S.LINKS_TABLE, S.REJECTS_TABLE):
+        print(f"  {table:<10} {Path(lake.location(table)).resolve() if not lake.uses_catalog else lake.location(table)}")
+    return 0
+
+
+COMMANDS = {"ingest": cmd_ingest, "run": cmd_run}
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("py4j").setLevel(logging.WARNING)
+    args = build_parser().parse_args(argv)
+    try:
+        config = resolve_config(args)
+        return COMMANDS[args.command](args, config)
+    except (ConfigError, InputSchemaError, UsageError) as exc:
+        print(f"linkgraph {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,167 @@
+"""Typed job configuration loaded from ``conf/*.yaml``.
+
+Every section is a frozen dataclass; the loader rejects unknown keys and wrong types with a
+``ConfigError`` naming the dotted key, so a typo stops a job before it touches any table.
+Run-specific values (input path, lake directory) come from the command line and override the file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+class ConfigError(ValueError):
+    """A configuration problem; the message names the offending key."""
+
+
+# Local tuning for a 2-core machine (mirrored in conf/local.yaml).
+LOCAL_SPARK_CONF = {
+    "spark.default.parallelism": "4",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.adaptive.enabled": "true",
+    "spark.databricks.delta.snapshotPartitions": "2",
+    "spark.databricks.delta.autoCompact.enabled": "false",
+}
+
+
+@dataclass(frozen=True)
+class SparkConfig:
+    """How ``linkgraph.session`` builds a SparkSession when none is active.
+
+    ``master`` None means "leave it to spark-submit / the platform".  ``add_packages`` puts the
+    pinned Delta (and, with ``graphframes``, GraphFrames) Maven coordinates in
+    ``spark.jars.packages``; ``conf`` holds any further ``spark.*`` settings verbatim.
+    """
+
+    app_name: str = "linkgraph"
+    master: str | None = "local[*]"
+    driver_memory: str | None = "2g"
+    shuffle_partitions: int = 4
+    add_packages: bool = True
+    graphframes: bool = False
+    checkpoint_dir: str = "/tmp/linkgraph-checkpoints"
+    conf: dict[str, str] = field(default_factory=lambda: dict(LOCAL_SPARK_CONF))
+
+
+@dataclass(frozen=True)
+class LakeConfig:
+    """Where tables live: path-based Delta tables at ``path/<table>``, or catalog tables
+    ``catalog.schema.<table>`` when ``schema`` is set (``catalog`` optional)."""
+
+    path: str = "lake"
+    catalog: str | None = None
+    schema: str | None = None
+
+
+@dataclass(frozen=True)
+class IngestConfig:
+    """Validation limits and policies of ``linkgraph ingest``.
+
+    Lengths are in characters.  ``self_links``: ``reject`` writes a link from a page to itself to
+    ``rejects`` with reason SELF_LINK; ``keep`` stores it like any other link.
+    """
+
+    self_links: str = "reject"
+    max_url_length: int = 2048
+    max_anchor_length: int = 1000
+    max_context_length: int = 500
+    csv_delimiter: str = ","
+
+    def __post_init__(self) -> None:
+        if self.self_links not in ("reject", "keep"):
+            raise ConfigError(f"ingest.self_links must be 'reject' or 'keep', got {self.self_links!r}")
+        for name in ("max_url_length", "max_anchor_length", "max_context_length"):
+            if getattr(self, name) <= 0:
+                raise ConfigError(f"ingest.{name} must be positive")
+
+
+@dataclass(frozen=True)
+class Config:
+    spark: SparkConfig = field(default_factory=SparkConfig)
+    lake: LakeConfig = field(default_factory=LakeConfig)
+    ingest: IngestConfig = field(default_factory=IngestConfig)
+
+    def with_lake_path(self, path: str | None) -> "Config":
+        if path is None:
+            return self
+        return dataclasses.replace(self, lake=dataclasses.replace(self.lake, path=str(path)))
+
+
+def load_config(path: str | Path | None = None) -> Config:
+    """Load a YAML config file; ``None`` gives the built-in local defaults."""
+    if path is None:
+        return Config()
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"config file not found: {path}")
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"config file {path} is not valid YAML: {exc}") from exc
+    return config_from_dict(data, source=str(path))
+
+
+def config_from_dict(data: dict[str, Any], source: str = "<dict>") -> Config:
+    try:
+        return _build(Config, data, prefix="")
+    except ConfigError as exc:
+        raise ConfigError(f"{source}: {exc}") from None
+
+
+def _build(cls: type, data: Any, prefix: str) -> Any:
+    if not isinstance(data, dict):
+        raise ConfigError(f"{prefix.rstrip('.') or 'config'} must be a mapping, got {type(data).__name__}")
+    hints = typing.get_type_hints(cls)
+    known = {f.name for f in dataclasses.fields(cls)}
+    for key in data:
+        if key not in known:
+            raise ConfigError(f"unknown config key '{prefix}{key}' (known: {', '.join(sorted(known))})")
+    kwargs = {}
+    for key, value in data.items():
+        kwargs[key] = _coerce(hints[key], value, f"{prefix}{key}")
+    return cls(**kwargs)
+
+
+def _coerce(hint: Any, value: Any, key: str) -> Any:
+    if dataclasses.is_dataclass(hint):
+        return _build(hint, value if value is not None else {}, prefix=f"{key}.")
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        (inner,) = [a for a in args if a is not type(None)]
+        return _coerce(inner, value, key)
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise ConfigError(f"config key '{key}' must be a mapping")
+        return {str(k): str(v) for k, v in value.items()}
+    if origin in (list, tuple):
+        if not isinstance(value, list):
+            raise ConfigError(f"config key '{key}' must be a list")
+        (inner, *_) = args
+        return type(value)(_coerce(inner, v, f"{key}[{i}]") for i, v in enumerate(value))
+    if hint is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"config key '{key}' must be true or false, got {value!r}")
+        return value
+    if hint is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"config key '{key}' must be an integer, got {value!r}")
+        return value
+    if hint is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigError(f"config key '{key}' must be a number, got {value!r}")
+        return float(value)
+    if hint is str:
+        if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+            raise ConfigError(f"config key '{key}' must be a string, got {value!r}")
+        return str(value)
+    return value

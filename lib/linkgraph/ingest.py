@@ -1,0 +1,329 @@
+"""Edge ingestion transforms: validate, canonicalise, classify, deduplicate, assign page ids.
+
+Pure ``DataFrame -> DataFrame`` functions; ``linkgraph.pipeline`` does the reads and the Delta
+writes.  The contract of a validated frame (``validate_edges``) is: the raw columns, the canonical
+endpoint columns (``src_url``, ``src_host``, ``src_domain``, ``dst_…``), parsed timestamps, the
+final ``link_type`` and ``position``, and ``reason``/``detail`` (null for a usable record).
+
+Policies (documented in README):
+
+* duplicates: one ``links`` row per (source page, destination page).  Within a batch the sighting
+  with the latest ``last_seen_at`` (then the lexicographically smallest anchor) is the
+  representative; the others are written to ``rejects`` as DUPLICATE_MERGED, their timestamps still
+  widening ``discovered_at`` (earliest) and ``last_seen_at`` (latest).  Across runs a newer sighting
+  replaces anchor, context, type and position.
+* self-links: rejected as SELF_LINK unless ``ingest.self_links: keep``.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+from pyspark.sql.functions import pandas_udf
+from pyspark.sql.types import StringType, StructField, StructType
+
+from linkgraph import schemas as S
+from linkgraph import urls
+from linkgraph.config import IngestConfig
+from linkgraph.readers import CORRUPT_RECORD
+
+SRC_URL, SRC_HOST, SRC_DOMAIN = "src_url", "src_host", "src_domain"
+DST_URL, DST_HOST, DST_DOMAIN = "dst_url", "dst_host", "dst_domain"
+DISCOVERED, LAST_SEEN = "discovered_ts", "last_seen_ts"
+
+CANONICAL_URL = StructType(
+    [
+        StructField("url", StringType(), True),
+        StructField("host", StringType(), True),
+        StructField("registered_domain", StringType(), True),
+        StructField("reason", StringType(), True),
+        StructField("detail", StringType(), True),
+    ]
+)
+
+
+@pandas_udf(CANONICAL_URL)
+def canonical_url(raw_urls: pd.Series) -> pd.DataFrame:
+    """Arrow-batched ``urls.canonicalize`` (per-worker caches make repeated hosts cheap)."""
+    return urls.canonicalize_series(raw_urls)
+
+
+@pandas_udf(StringType())
+def url_key(canonical_urls: pd.Series) -> pd.Series:
+    """The id-order key of a canonical URL: host reversed, then port, path and query."""
+    return canonical_urls.map(urls.url_key)
+
+
+def _reject(condition: Column, reason: str, detail: Column | str) -> Column:
+    detail_col = F.lit(detail) if isinstance(detail, str) else detail
+    return F.when(condition, F.struct(F.lit(reason).alias("reason"), detail_col.alias("detail")))
+
+
+def _oversized(column: str, limit: int) -> Column:
+    return _reject(
+        F.length(column) > limit,
+        S.Reason.OVERSIZED_FIELD,
+        F.format_string(f"{column} has %d characters (limit {limit})", F.length(column)),
+    )
+
+
+def _parse_timestamp(column: str) -> Column:
+    return F.try_to_timestamp(F.trim(F.col(column)))
+
+
+def _bad_timestamp(column: str, parsed: str) -> Column:
+    return _reject(
+        F.col(column).isNotNull() & F.col(parsed).isNull(),
+        S.Reason.MALFORMED_TIMESTAMP,
+        F.concat(F.lit(f"{column} is not a timestamp: "), F.substring(column, 1, 100)),
+    )
+
+
+def _rel_types(rel: Column) -> Column:
+    """The rel-derived type by precedence SPONSORED > UGC > NOFOLLOW, else null."""
+    values = F.split(F.lower(F.coalesce(rel, F.lit(""))), r"[\s,]+")
+    return (
+        F.when(F.array_contains(values, "sponsored"), F.lit("SPONSORED"))
+        .when(F.array_contains(values, "ugc"), F.lit("UGC"))
+        .when(F.array_contains(values, "nofollow"), F.lit("NOFOLLOW"))
+    )
+
+
+def classify_link_type(df: DataFrame) -> DataFrame:
+    """Set ``link_type``: a declared NOFOLLOW/UGC/SPONSORED (from ``rel`` or ``link_type``, most
+    specific wins), else INTERNAL when both ends share a registered domain, else EXTERNAL."""
+    given = F.upper(F.trim(F.col(S.LINK_TYPE)))
+    declared_values = F.concat_ws(" ", F.col(S.REL), F.when(given.isin("NOFOLLOW", "UGC", "SPONSORED"), given))
+    by_domain = F.when(F.col(SRC_DOMAIN) == F.col(DST_DOMAIN), F.lit("INTERNAL")).otherwise(F.lit("EXTERNAL"))
+    return df.withColumn(S.LINK_TYPE, F.coalesce(_rel_types(declared_values), by_domain))
+
+
+def validate_edges(raw: DataFrame, config: IngestConfig) -> DataFrame:
+    """Canonicalise both endpoints, parse and check every field, attach ``reason``/``detail``.
+
+    The first failing check (in the order below) gives the reason; nothing is filtered here.
+    """
+    src, dst = F.col("_src"), F.col("_dst")
+    given_type = F.upper(F.trim(F.col(S.LINK_TYPE)))
+    position = F.upper(F.trim(F.col(S.POSITION)))
+    checked = (
+        raw.withColumn("_src", canonical_url(F.col(S.FROM_URL)))
+        .withColumn("_dst", canonical_url(F.col(S.TO_URL)))
+        .withColumn(DISCOVERED, _parse_timestamp(S.DISCOVERED_AT))
+        .withColumn(LAST_SEEN, _parse_timestamp(S.LAST_SEEN_AT))
+    )
+    problem = F.coalesce(
+        _reject(F.col(CORRUPT_RECORD).isNotNull(), S.Reason.MALFORMED_RECORD, F.substring(CORRUPT_RECORD, 1, 2000)),
+        _oversized(S.FROM_URL, config.max_url_length),
+        _oversized(S.TO_URL, config.max_url_length),
+        _oversized(S.ANCHOR_TEXT, config.max_anchor_length),
+        _oversized(S.CONTEXT_WINDOW, config.max_context_length),
+        F.when(src["reason"].isNotNull(), F.struct(src["reason"].alias("reason"), F.concat(F.lit("from_url: "), src["detail"]).alias("detail"))),
+        F.when(dst["reason"].isNotNull(), F.struct(dst["reason"].alias("reason"), F.concat(F.lit("to_url: "), dst["detail"]).alias("detail"))),
+        _bad_timestamp(S.DISCOVERED_AT, DISCOVERED),
+        _bad_timestamp(S.LAST_SEEN_AT, LAST_SEEN),
+        _reject(
+            F.col(DISCOVERED).isNotNull() & F.col(LAST_SEEN).isNotNull() & (F.col(LAST_SEEN) < F.col(DISCOVERED)),
+            S.Reason.INVALID_VALUE,
+            "last_seen_at is earlier than discovered_at",
+        ),
+        _reject(
+            position.isNotNull() & ~position.isin(*S.POSITIONS),
+            S.Reason.INVALID_VALUE,
+            F.concat(F.lit("position not one of " + "|".join(S.POSITIONS) + ": "), F.substring(S.POSITION, 1, 100)),
+        ),
+        _reject(
+            given_type.isNotNull() & ~given_type.isin(*S.LINK_TYPES),
+            S.Reason.INVALID_VALUE,
+            F.concat(F.lit("link_type not one of " + "|".join(S.LINK_TYPES) + ": "), F.substring(S.LINK_TYPE, 1, 100)),
+        ),
+        _reject(
+            F.lit(config.self_links == "reject") & (src["url"] == dst["url"]),
+            S.Reason.SELF_LINK,
+            "from_url and to_url are the same page",
+        ),
+    )
+    validated = (
+        checked.withColumn("_problem", problem)
+        .withColumn(SRC_URL, src["url"])
+        .withColumn(SRC_HOST, src["host"])
+        .withColumn(SRC_DOMAIN, src["registered_domain"])
+        .withColumn(DST_URL, dst["url"])
+        .withColumn(DST_HOST, dst["host"])
+        .withColumn(DST_DOMAIN, dst["registered_domain"])
+        .withColumn(S.POSITION, position)
+        .transform(classify_link_type)
+        .withColumn(S.REASON, F.col("_problem.reason"))
+        .withColumn(S.DETAIL, F.col("_problem.detail"))
+    )
+    return validated.drop("_src", "_dst", "_problem")
+
+
+def reject_rows(rows: DataFrame, source: str) -> DataFrame:
+    """Rows carrying a ``reason`` in the ``rejects`` table's shape, with a content-derived id."""
+    raw_columns = [f.name for f in S.RAW_EDGE_RECORD.fields]
+    identity = F.concat_ws(
+        "\u0001",
+        F.lit(source),
+        F.col(S.REASON),
+        F.coalesce(F.col(S.DETAIL), F.lit("")),
+        *[F.coalesce(F.col(c), F.lit("\u0000")) for c in raw_columns],
+    )
+    return rows.select(
+        F.sha2(identity, 256).alias(S.REJECT_ID),
+        F.lit(source).alias(S.SOURCE),
+        S.REASON,
+        S.DETAIL,
+        *raw_columns,
+        F.current_timestamp().alias(S.REJECTED_AT),
+    )
+
+
+def split_duplicates(valid: DataFrame) -> tuple[DataFrame, DataFrame]:
+    """Collapse valid records to one per (src_url, dst_url).
+
+    Returns ``(links, duplicates)``: the representative sighting per pair with the earliest
+    discovery and latest sighting over all its records, and the other records with reason
+    DUPLICATE_MERGED.
+    """
+    pair = Window.partitionBy(SRC_URL, DST_URL)
+    ranked = (
+        valid.withColumn(
+            "_rank",
+            F.row_number().over(
+                pair.orderBy(F.col(LAST_SEEN).desc_nulls_last(), F.col(S.ANCHOR_TEXT).asc_nulls_last(),
+                             F.col(S.CONTEXT_WINDOW).asc_nulls_last(), F.col(S.POSITION).asc_nulls_last(),
+                             F.col(S.LINK_TYPE).asc_nulls_last(), F.col(S.FROM_URL), F.col(S.TO_URL))
+            ),
+        )
+        .withColumn(DISCOVERED, F.min(DISCOVERED).over(pair))
+        .withColumn(LAST_SEEN, F.max(LAST_SEEN).over(pair))
+    )
+    links = ranked.where(F.col("_rank") == 1).drop("_rank")
+    duplicates = (
+        ranked.where(F.col("_rank") > 1)
+        .withColumn(S.REASON, F.lit(S.Reason.DUPLICATE_MERGED))
+        .withColumn(S.DETAIL, F.concat(F.lit("merged into link "), F.col(SRC_URL), F.lit(" -> "), F.col(DST_URL)))
+        .drop("_rank")
+    )
+    return links, duplicates
+
+
+def batch_pages(links: DataFrame) -> DataFrame:
+    """One row per canonical URL seen at either end of a link, with first/last sighting."""
+    ends = links.select(
+        F.col(SRC_URL).alias(S.URL), F.col(SRC_HOST).alias(S.HOST), F.col(SRC_DOMAIN).alias(S.REGISTERED_DOMAIN),
+        DISCOVERED, LAST_SEEN,
+    ).unionByName(
+        links.select(
+            F.col(DST_URL).alias(S.URL), F.col(DST_HOST).alias(S.HOST), F.col(DST_DOMAIN).alias(S.REGISTERED_DOMAIN),
+            DISCOVERED, LAST_SEEN,
+        )
+    )
+    return ends.groupBy(S.URL).agg(
+        F.first(S.HOST).alias(S.HOST),
+        F.first(S.REGISTERED_DOMAIN).alias(S.REGISTERED_DOMAIN),
+        F.min(DISCOVERED).alias(S.FIRST_SEEN_AT),
+        F.max(LAST_SEEN).alias(S.LAST_SEEN_AT),
+    )
+
+
+def number_in_order(df: DataFrame, order_by: list[str], first_id: int, id_column: str) -> DataFrame:
+    """Give every row a dense id ``first_id, first_id+1, …`` in the order of ``order_by``.
+
+    Distributed: a range-partitioned sort, one small aggregate of per-partition row counts (one
+    number per partition reaches the driver) and a per-partition offset.  The sorted frame is
+    checkpointed so both passes see the same partitioning.
+    """
+    spark = df.sparkSession
+    ordered = (
+        df.orderBy(*order_by)
+        .withColumn("_part", F.spark_partition_id())
+        .withColumn("_mono", F.monotonically_increasing_id())
+        .checkpoint(eager=True)
+    )
+    counts = ordered.groupBy("_part").count().orderBy("_part").collect()
+    offsets, running = {}, first_id
+    for row in counts:
+        offsets[row["_part"]] = running
+        running += row["count"]
+    offset_table = spark.createDataFrame(list(offsets.items()), "_part INT, _offset LONG")
+    position_in_partition = F.col("_mono") - F.shiftleft(F.col("_part").cast("long"), 33)
+    return (
+        ordered.join(F.broadcast(offset_table), on="_part", how="inner")
+        .withColumn(id_column, F.col("_offset") + position_in_partition)
+        .drop("_part", "_mono", "_offset")
+    )
+
+
+def new_pages_with_ids(pages_batch: DataFrame, existing_pages: DataFrame, first_id: int) -> DataFrame:
+    """Pages of the batch not yet in ``existing_pages``, numbered from ``first_id`` in
+    ``url_key`` order (host reversed), in the ``pages`` schema."""
+    new = pages_batch.join(existing_pages.select(S.URL), on=S.URL, how="left_anti").withColumn(
+        S.URL_KEY, url_key(F.col(S.URL))
+    )
+    numbered = number_in_order(new, [S.URL_KEY, S.URL], first_id, S.PAGE_ID)
+    return numbered.select(*[F.col(f.name).cast(f.dataType) for f in S.PAGES.fields])
+
+
+def links_with_ids(links: DataFrame, pages: DataFrame) -> DataFrame:
+    """Resolve both endpoint URLs to page ids; the result is in the ``links`` schema."""
+    src_ids = pages.select(F.col(S.URL).alias(SRC_URL), F.col(S.PAGE_ID).alias(S.SRC_ID))
+    dst_ids = pages.select(F.col(S.URL).alias(DST_URL), F.col(S.PAGE_ID).alias(S.DST_ID))
+    resolved = links.join(src_ids, on=SRC_URL, how="inner").join(dst_ids, on=DST_URL, how="inner")
+    return resolved.select(
+        S.SRC_ID, S.DST_ID, S.ANCHOR_TEXT, S.CONTEXT_WINDOW, S.LINK_TYPE, S.POSITION,
+        F.col(DISCOVERED).alias(S.DISCOVERED_AT), F.col(LAST_SEEN).alias(S.LAST_SEEN_AT),
+    )
+
+
+# --- arcs (integer node ids) -------------------------------------------------------------------
+
+def validate_arcs(arcs: DataFrame, config: IngestConfig) -> DataFrame:
+    """Attach ``reason``/``detail`` to integer arcs: unreadable lines and (by policy) self-loops."""
+    problem = F.coalesce(
+        _reject(F.col(CORRUPT_RECORD).isNotNull(), S.Reason.MALFORMED_RECORD, F.substring(CORRUPT_RECORD, 1, 2000)),
+        _reject(F.lit(config.self_links == "reject") & (F.col("src") == F.col("dst")), S.Reason.SELF_LINK,
+                "source and destination are the same node"),
+    )
+    return arcs.withColumn("_problem", problem).select(
+        "src", "dst", CORRUPT_RECORD,
+        F.col("_problem.reason").alias(S.REASON), F.col("_problem.detail").alias(S.DETAIL),
+    )
+
+
+def arcs_as_raw(arcs: DataFrame) -> DataFrame:
+    """Rejected arcs in raw edge-record shape (node ids as the URL strings)."""
+    return arcs.select(
+        F.coalesce(F.col("src").cast("string"), F.col(CORRUPT_RECORD)).alias(S.FROM_URL),
+        F.col("dst").cast("string").alias(S.TO_URL),
+        *[F.lit(None).cast("string").alias(c) for c in S.OPTIONAL_EDGE_COLUMNS],
+        S.REASON, S.DETAIL,
+    )
+
+
+def split_arc_duplicates(valid: DataFrame) -> tuple[DataFrame, DataFrame]:
+    pair = Window.partitionBy("src", "dst")
+    ranked = valid.withColumn("_rank", F.row_number().over(pair.orderBy("src")))
+    duplicates = (
+        ranked.where(F.col("_rank") > 1)
+        .withColumn(S.REASON, F.lit(S.Reason.DUPLICATE_MERGED))
+        .withColumn(S.DETAIL, F.lit("repeated arc"))
+        .drop("_rank")
+    )
+    return ranked.where(F.col("_rank") == 1).drop("_rank"), duplicates
+
+
+def arc_pages(arcs: DataFrame) -> DataFrame:
+    """Pages of an arc list: node ids are page ids; URLs are unknown (null)."""
+    ids = arcs.select(F.col("src").alias(S.PAGE_ID)).union(arcs.select(F.col("dst").alias(S.PAGE_ID))).distinct()
+    return ids.select(*[(F.col(S.PAGE_ID) if f.name == S.PAGE_ID else F.lit(None)).cast(f.dataType).alias(f.name)
+                        for f in S.PAGES.fields])
+
+
+def arc_links(arcs: DataFrame) -> DataFrame:
+    return arcs.select(*[
+        (F.col("src") if f.name == S.SRC_ID else F.col("dst") if f.name == S.DST_ID else F.lit(None))
+        .cast(f.dataType).alias(f.name) for f in S.LINKS.fields
+    ])

@@ -1,0 +1,129 @@
+"""Table schemas and column names, declared once.
+
+Every Delta table linkgraph writes has a ``StructType`` here; every column name used in more than
+one place is a constant here.  Timestamps are UTC ``TimestampType``; ids are ``LongType``.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql.types import (
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampType,
+)
+
+# --- edge record (crawler input) -------------------------------------------------------------
+FROM_URL = "from_url"
+TO_URL = "to_url"
+ANCHOR_TEXT = "anchor_text"
+CONTEXT_WINDOW = "context_window"
+LINK_TYPE = "link_type"
+REL = "rel"
+POSITION = "position"
+DISCOVERED_AT = "discovered_at"
+LAST_SEEN_AT = "last_seen_at"
+
+LINK_TYPES = ("INTERNAL", "EXTERNAL", "NOFOLLOW", "UGC", "SPONSORED")
+POSITIONS = ("NAV", "CONTENT", "FOOTER", "SIDEBAR")
+
+REQUIRED_EDGE_COLUMNS = (FROM_URL, TO_URL)
+OPTIONAL_EDGE_COLUMNS = (ANCHOR_TEXT, CONTEXT_WINDOW, LINK_TYPE, REL, POSITION, DISCOVERED_AT, LAST_SEEN_AT)
+
+EDGE_RECORD = StructType(
+    [
+        StructField(FROM_URL, StringType(), False),
+        StructField(TO_URL, StringType(), False),
+        StructField(ANCHOR_TEXT, StringType(), True),
+        StructField(CONTEXT_WINDOW, StringType(), True),
+        StructField(LINK_TYPE, StringType(), True),
+        StructField(DISCOVERED_AT, TimestampType(), True),
+        StructField(LAST_SEEN_AT, TimestampType(), True),
+        StructField(POSITION, StringType(), True),
+    ]
+)
+
+# The raw form every reader produces: all edge columns (plus ``rel``) as strings, so that nothing
+# is lost to a failed cast before validation can reject it with a reason.
+RAW_EDGE_RECORD = StructType(
+    [StructField(name, StringType(), True) for name in REQUIRED_EDGE_COLUMNS + OPTIONAL_EDGE_COLUMNS]
+)
+
+# --- pages -----------------------------------------------------------------------------------
+PAGE_ID = "page_id"
+URL = "url"
+HOST = "host"
+REGISTERED_DOMAIN = "registered_domain"
+URL_KEY = "url_key"
+FIRST_SEEN_AT = "first_seen_at"
+
+PAGES = StructType(
+    [
+        StructField(PAGE_ID, LongType(), False),
+        StructField(URL, StringType(), True),
+        StructField(HOST, StringType(), True),
+        StructField(REGISTERED_DOMAIN, StringType(), True),
+        # canonical URL with its host reversed (``edu.stanford.www/biology``): the id order
+        StructField(URL_KEY, StringType(), True),
+        StructField(FIRST_SEEN_AT, TimestampType(), True),
+        StructField(LAST_SEEN_AT, TimestampType(), True),
+    ]
+)
+
+# --- links -----------------------------------------------------------------------------------
+SRC_ID = "src_id"
+DST_ID = "dst_id"
+
+LINKS = StructType(
+    [
+        StructField(SRC_ID, LongType(), False),
+        StructField(DST_ID, LongType(), False),
+        StructField(ANCHOR_TEXT, StringType(), True),
+        StructField(CONTEXT_WINDOW, StringType(), True),
+        StructField(LINK_TYPE, StringType(), True),
+        StructField(POSITION, StringType(), True),
+        StructField(DISCOVERED_AT, TimestampType(), True),
+        StructField(LAST_SEEN_AT, TimestampType(), True),
+    ]
+)
+
+# --- rejects ---------------------------------------------------------------------------------
+REJECT_ID = "reject_id"
+REASON = "reason"
+DETAIL = "detail"
+SOURCE = "source"
+REJECTED_AT = "rejected_at"
+
+REJECTS = StructType(
+    [
+        # sha2-256 of source, reason and the raw values: a re-run inserts nothing new
+        StructField(REJECT_ID, StringType(), False),
+        StructField(SOURCE, StringType(), True),
+        StructField(REASON, StringType(), False),
+        StructField(DETAIL, StringType(), True),
+        *[StructField(f.name, StringType(), True) for f in RAW_EDGE_RECORD.fields],
+        StructField(REJECTED_AT, TimestampType(), False),
+    ]
+)
+
+
+class Reason:
+    """Reason codes written to ``rejects.reason``."""
+
+    NULL_FIELD = "NULL_FIELD"
+    MALFORMED_URL = "MALFORMED_URL"
+    UNSUPPORTED_SCHEME = "UNSUPPORTED_SCHEME"
+    INVALID_HOST = "INVALID_HOST"
+    OVERSIZED_FIELD = "OVERSIZED_FIELD"
+    INVALID_VALUE = "INVALID_VALUE"
+    MALFORMED_TIMESTAMP = "MALFORMED_TIMESTAMP"
+    MALFORMED_RECORD = "MALFORMED_RECORD"
+    SELF_LINK = "SELF_LINK"
+    DUPLICATE_MERGED = "DUPLICATE_MERGED"
+
+
+# Table names inside the lake.
+PAGES_TABLE = "pages"
+LINKS_TABLE = "links"
+REJECTS_TABLE = "rejects"

@@ -1,0 +1,67 @@
+"""The one SparkSession builder of the project.
+
+Called only from entry points (CLI, jobs, notebooks, bench) and the test fixture, never at import.
+If a session is already active (spark-submit, Databricks, a notebook) it is returned untouched:
+the platform provides Delta and its own tuning.  Otherwise a session is built from ``SparkConfig``
+with Delta's extension and catalog, the pinned JVM packages and a checkpoint directory.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+
+from pyspark.sql import SparkSession
+
+from linkgraph.config import SparkConfig
+from linkgraph.packages import DELTA_PACKAGE, GRAPHFRAMES_PACKAGE
+
+log = logging.getLogger(__name__)
+
+DELTA_SQL_CONF = {
+    "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+}
+
+
+def jvm_packages(spark_config: SparkConfig) -> list[str]:
+    packages = [DELTA_PACKAGE]
+    if spark_config.graphframes:
+        packages.append(GRAPHFRAMES_PACKAGE)
+    return packages
+
+
+def get_spark(spark_config: SparkConfig | None = None) -> SparkSession:
+    """Return the active SparkSession, or build one from ``spark_config``."""
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    spark_config = spark_config or SparkConfig()
+    # Python workers must run this interpreter (the one with linkgraph and its pins installed).
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+
+    builder = SparkSession.builder.appName(spark_config.app_name)
+    if spark_config.master:
+        builder = builder.master(spark_config.master)
+    settings: dict[str, str] = {
+        **DELTA_SQL_CONF,
+        "spark.sql.shuffle.partitions": str(spark_config.shuffle_partitions),
+        "spark.sql.session.timeZone": "UTC",
+    }
+    if spark_config.driver_memory:
+        settings["spark.driver.memory"] = spark_config.driver_memory
+    if spark_config.add_packages:
+        settings["spark.jars.packages"] = ",".join(jvm_packages(spark_config))
+        ivy_dir = os.environ.get("LINKGRAPH_IVY_DIR")
+        if ivy_dir:
+            settings["spark.jars.ivy"] = ivy_dir
+    settings.update(spark_config.conf)
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+
+    log.info("starting Spark (master=%s, packages=%s)", spark_config.master, settings.get("spark.jars.packages"))
+    spark = builder.getOrCreate()
+    spark.sparkContext.setCheckpointDir(spark_config.checkpoint_dir)
+    return spark

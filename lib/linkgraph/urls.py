@@ -1,0 +1,473 @@
+"""URL canonicalisation, host keys and link classification (pure Python, no Spark).
+
+``canonicalize`` applies RFC 3986 §6 syntax-based normalisation plus common crawler practice, and
+either returns a canonical ``http``/``https`` URL with its host and registered domain, or a reject
+reason code (the same strings as ``linkgraph.schemas.Reason``) and a human-readable detail.
+
+Invariants of a canonical URL ``u`` (``canonicalize(x).url`` when not ``None``):
+
+* ``u`` is pure printable ASCII with no whitespace, no userinfo, no fragment and no empty query;
+* ``u`` is ``scheme://host[:port]path[?query]`` with scheme ``http`` or ``https``, a lower-case
+  host, a port only when it is not the scheme's default, and a path starting with ``/``;
+* ``canonicalize(u).url == u`` (idempotence).
+
+Public Suffix List look-ups use tldextract's bundled snapshot (private domains included) and never
+touch the network; the extractor is built lazily, once per process.
+"""
+
+from __future__ import annotations
+
+import functools
+import ipaddress
+import re
+from typing import TYPE_CHECKING, NamedTuple
+from urllib.parse import quote, unquote
+
+import idna
+
+if TYPE_CHECKING:
+    import pandas
+
+__all__ = [
+    "CanonicalUrl",
+    "canonicalize",
+    "canonicalize_series",
+    "classify_link",
+    "reverse_host",
+    "url_key",
+    "NULL_FIELD",
+    "MALFORMED_URL",
+    "UNSUPPORTED_SCHEME",
+    "INVALID_HOST",
+    "INVALID_VALUE",
+    "CANONICAL_COLUMNS",
+]
+
+# Reason codes; identical to ``linkgraph.schemas.Reason`` (not imported: that module needs pyspark).
+NULL_FIELD = "NULL_FIELD"
+MALFORMED_URL = "MALFORMED_URL"
+UNSUPPORTED_SCHEME = "UNSUPPORTED_SCHEME"
+INVALID_HOST = "INVALID_HOST"
+INVALID_VALUE = "INVALID_VALUE"
+
+CANONICAL_COLUMNS = ("url", "host", "registered_domain", "reason", "detail")
+
+_DEFAULT_PORTS = {"http": "80", "https": "443"}
+_HOST_CACHE_SIZE = 100_000
+_DETAIL_MAX = 200
+
+
+class CanonicalUrl(NamedTuple):
+    """Result of :func:`canonicalize`.
+
+    Exactly one of ``url`` and ``reason`` is ``None``.  On success ``url``, ``host`` and
+    ``registered_domain`` are set; on rejection only ``reason`` and ``detail`` are.
+    """
+
+    url: str | None
+    host: str | None
+    registered_domain: str | None
+    reason: str | None
+    detail: str | None
+
+
+def _reject(reason: str, detail: str) -> CanonicalUrl:
+    if len(detail) > _DETAIL_MAX:
+        detail = detail[: _DETAIL_MAX - 3] + "..."
+    return CanonicalUrl(None, None, None, reason, detail)
+
+
+_NULL = CanonicalUrl(None, None, None, NULL_FIELD, "URL is null or blank")
+
+# --- Public Suffix List ------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=None)
+def _psl():
+    """The process-wide offline tldextract extractor (bundled PSL snapshot, private domains on)."""
+    import tldextract
+
+    extractor = tldextract.TLDExtract(
+        suffix_list_urls=(),
+        cache_dir=None,
+        fallback_to_snapshot=True,
+        include_psl_private_domains=True,
+    )
+    extractor("example.com")  # load the snapshot now, not inside the first timed call
+    return extractor
+
+
+# --- host --------------------------------------------------------------------------------------
+
+_DOTS_RE = re.compile("[.\u3002\uff0e\uff61]")
+# Lenient on purpose: DNS names in the wild carry ``_`` and ``--`` in positions 3-4 (WHATWG URL
+# accepts both); IDNA 2008 proper is applied to non-ASCII labels and to ``xn--`` labels.
+_ASCII_LABEL_RE = re.compile(r"[a-z0-9_-]{1,63}")
+_IPV4_SHAPE_RE = re.compile(r"[0-9]+(?:\.[0-9]+){3}")
+_NUMERIC_LABEL_RE = re.compile(r"[0-9]+")
+
+_HostInfo = tuple[str | None, str | None, str | None, str | None]
+
+
+def _host_reject(detail: str) -> _HostInfo:
+    return (None, None, INVALID_HOST, detail)
+
+
+def _ascii_labels(raw: str) -> list[str] | str:
+    """Labels of ``raw`` in ASCII (A-label) form, or an error message."""
+    labels = _DOTS_RE.split(raw)
+    if len(labels) > 1 and labels[-1] == "":
+        labels.pop()  # one trailing root dot
+    out = []
+    for label in labels:
+        if not label:
+            return "empty label"
+        if label.isascii():
+            label = label.lower()
+            if label.startswith("xn--"):
+                try:
+                    if idna.alabel(idna.ulabel(label)).decode("ascii") != label:
+                        return f"non-canonical punycode label {label!r}"
+                except (idna.IDNAError, UnicodeError, ValueError) as exc:
+                    return f"invalid punycode label {label!r}: {exc}"
+        else:
+            try:
+                label = idna.encode(label, uts46=True).decode("ascii")
+            except (idna.IDNAError, UnicodeError, ValueError) as exc:
+                return f"IDNA encoding failed for {label!r}: {exc}"
+        out.extend(label.split("."))
+    for label in out:
+        if not _ASCII_LABEL_RE.fullmatch(label):
+            if len(label) > 63:
+                return f"label longer than 63 characters: {label[:20]!r}..."
+            if not label:
+                return "empty label"
+            return f"illegal character in label {label!r}"
+    return out
+
+
+@functools.lru_cache(maxsize=_HOST_CACHE_SIZE)
+def _host_info(raw: str) -> _HostInfo:
+    """``(host, registered_domain, reason, detail)`` for a raw authority host (no port).
+
+    ``host`` is lower-case ASCII without trailing dot, a dotted-quad IPv4 address, or an IPv6
+    address in RFC 5952 form inside brackets.  A non-IP host needs a public suffix on the PSL and at
+    least two labels; when it is itself a public suffix (``blogspot.com``, ``gov.uk``) it is its own
+    registered domain.
+    """
+    if raw.startswith("["):
+        inner = raw[1:-1]
+        if "%" in inner:
+            return _host_reject(f"IPv6 zone identifiers are not allowed: {raw!r}")
+        try:
+            address = ipaddress.IPv6Address(inner)
+        except ValueError:
+            return _host_reject(f"invalid IPv6 literal {raw!r}")
+        host = f"[{address.compressed}]"
+        return (host, host, None, None)
+
+    if "%" in raw:
+        try:
+            raw = unquote(raw, errors="strict")
+        except UnicodeError:
+            return _host_reject(f"percent-escapes in host are not UTF-8: {raw!r}")
+
+    labels = _ascii_labels(raw)
+    if isinstance(labels, str):
+        return _host_reject(labels)
+    host = ".".join(labels)
+    if len(host) > 253:
+        return _host_reject(f"host longer than 253 characters ({len(host)})")
+
+    if _NUMERIC_LABEL_RE.fullmatch(labels[-1]):
+        if _IPV4_SHAPE_RE.fullmatch(host):
+            try:
+                ipaddress.IPv4Address(host)
+            except ValueError:
+                return _host_reject(f"invalid IPv4 address {host!r}")
+            return (host, host, None, None)
+        return _host_reject(f"numeric top-level label and not a dotted-quad IPv4 address: {host!r}")
+
+    parts = _psl()(host)
+    if not parts.suffix:
+        return _host_reject(f"no public suffix known for {host!r}")
+    registered = parts.top_domain_under_public_suffix
+    if not registered:
+        if len(labels) < 2:
+            return _host_reject(f"host is a bare top-level domain: {host!r}")
+        registered = host
+    return (host, registered, None, None)
+
+
+# --- path and query ----------------------------------------------------------------------------
+
+# RFC 3986 pchar / "/" / "?" minus "%": left as they are in path and query.
+_PLAIN = r"A-Za-z0-9\-._~!$&'()*+,;=:@/?"
+_NEEDS_WORK_RE = re.compile(f"[^{_PLAIN}]")
+_PCT_TOKEN_RE = re.compile(f"%[0-9A-Fa-f]{{2}}|%|[^{_PLAIN}%]+")
+_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+
+def _escape_table() -> dict[str, str]:
+    hexdigits = "0123456789abcdefABCDEF"
+    table = {}
+    for hi in hexdigits:
+        for lo in hexdigits:
+            char = chr(int(hi + lo, 16))
+            table[f"%{hi}{lo}"] = char if char in _UNRESERVED else f"%{hi}{lo}".upper()
+    table["%"] = "%25"
+    return table
+
+
+_ESCAPES = _escape_table()
+
+
+def _pct_token(match: re.Match) -> str:
+    token = match.group()
+    fixed = _ESCAPES.get(token)
+    if fixed is not None:
+        return fixed
+    return quote(token, safe="")  # UTF-8; raises UnicodeEncodeError on lone surrogates
+
+
+def _normalize_pct(text: str) -> str:
+    """Decode escaped unreserved characters, upper-case other escapes, escape what must be."""
+    if _NEEDS_WORK_RE.search(text) is None:
+        return text
+    return _PCT_TOKEN_RE.sub(_pct_token, text)
+
+
+def _remove_dot_segments(path: str) -> str:
+    """RFC 3986 §5.2.4 for an absolute path (starts with ``/``)."""
+    if "/." not in path:
+        return path
+    segments = path.split("/")
+    out: list[str] = []
+    for segment in segments[1:]:
+        if segment == "..":
+            if out:
+                out.pop()
+        elif segment != ".":
+            out.append(segment)
+    if segments[-1] in (".", ".."):
+        out.append("")
+    return "/" + "/".join(out)
+
+
+# --- canonicalize ------------------------------------------------------------------------------
+
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
+_SCHEME_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*")
+_AUTHORITY_END_RE = re.compile(r"[/?#]")
+
+
+def _canonicalize(s: str) -> CanonicalUrl:
+    if _CONTROL_RE.search(s):
+        return _reject(MALFORMED_URL, f"control character in URL: {s!r}")
+    colon = s.find(":")
+    scheme = s[:colon]
+    if colon <= 0 or not _SCHEME_RE.fullmatch(scheme):
+        return _reject(UNSUPPORTED_SCHEME, f"no scheme: {s!r}")
+    scheme = scheme.lower()
+    if scheme != "http" and scheme != "https":
+        return _reject(UNSUPPORTED_SCHEME, f"scheme {scheme!r} is not http or https")
+    if s[colon + 1 : colon + 3] != "//":
+        return _reject(MALFORMED_URL, f"no '//' authority after scheme: {s!r}")
+
+    start = colon + 3
+    end = _AUTHORITY_END_RE.search(s, start)
+    a_end = end.start() if end else len(s)
+    authority = s[start:a_end]
+    hash_pos = s.find("#", a_end)
+    rest = s[a_end:hash_pos] if hash_pos >= 0 else s[a_end:]
+    q_pos = rest.find("?")
+    if q_pos >= 0:
+        path, query = rest[:q_pos], rest[q_pos + 1 :]
+    else:
+        path, query = rest, ""
+
+    if "@" in authority:
+        authority = authority.rpartition("@")[2]
+    if " " in authority:
+        return _reject(MALFORMED_URL, f"whitespace in authority: {authority!r}")
+    if authority.startswith("["):
+        close = authority.find("]")
+        if close < 0:
+            return _reject(MALFORMED_URL, f"unterminated IPv6 literal: {authority!r}")
+        host, after = authority[: close + 1], authority[close + 1 :]
+        if after and after[0] != ":":
+            return _reject(MALFORMED_URL, f"junk after IPv6 literal: {authority!r}")
+        port = after[1:]
+    else:
+        host, _, port = authority.partition(":")
+    if not host:
+        return _reject(MALFORMED_URL, f"no host: {s!r}")
+    if port:
+        if not (port.isascii() and port.isdigit()) or int(port) > 65535:
+            return _reject(MALFORMED_URL, f"bad port {port!r}")
+        port = str(int(port))
+        if port == _DEFAULT_PORTS[scheme]:
+            port = ""
+
+    host, registered, reason, detail = _host_info(host)
+    if reason is not None:
+        return _reject(reason, detail)
+
+    path = _remove_dot_segments(_normalize_pct(path)) if path else "/"
+    if query:
+        query = "?" + _normalize_pct(query)
+    if port:
+        return CanonicalUrl(f"{scheme}://{host}:{port}{path}{query}", host, registered, None, None)
+    return CanonicalUrl(f"{scheme}://{host}{path}{query}", host, registered, None, None)
+
+
+def canonicalize(url: str | None) -> CanonicalUrl:
+    """Canonicalise one URL; never raises.
+
+    Rules: surrounding whitespace stripped; scheme and host lower-cased; only http/https; userinfo
+    dropped (credentials are not part of a page's identity); host IDNA-encoded (UTS #46) to its
+    ASCII form without trailing dot, IPv4 kept, IPv6 in RFC 5952 form; default port dropped; empty
+    path becomes ``/``; percent-encoding normalised in path and query (unreserved escapes decoded,
+    other escapes upper-cased, a stray ``%`` becomes ``%25``, characters outside RFC 3986 -
+    including space, ``"<>[\\]^`{|}`` and non-ASCII as UTF-8 - escaped) and then dot segments
+    removed; fragment and empty query dropped; query order unchanged.
+
+    Rejects: ``NULL_FIELD`` (None, empty, blank), ``UNSUPPORTED_SCHEME`` (missing or not
+    http/https), ``MALFORMED_URL`` (no ``//`` authority, no host, bad port, control characters,
+    whitespace in the authority, undecodable text), ``INVALID_HOST`` (IDNA failure, empty or
+    over-long label, host over 253 characters, illegal character, bad IP literal, no public suffix
+    on the PSL, bare TLD).
+    """
+    if url is None:
+        return _NULL
+    if not isinstance(url, str):
+        return _reject(MALFORMED_URL, f"not a string: {type(url).__name__}")
+    s = url.strip()
+    if not s:
+        return _NULL
+    try:
+        return _canonicalize(s)
+    except (ValueError, UnicodeError) as exc:
+        return _reject(MALFORMED_URL, f"{type(exc).__name__}: {exc}")
+
+
+def canonicalize_series(urls: pandas.Series) -> pandas.DataFrame:
+    """Vectorised :func:`canonicalize` for Arrow (pandas) UDFs.
+
+    Returns a DataFrame with the input's index and the columns of :data:`CANONICAL_COLUMNS`
+    (object dtype, ``None`` for missing).  Missing inputs (None/NaN/NA) give ``NULL_FIELD``.
+    Repeated URLs within a batch are canonicalised once.
+    """
+    import pandas as pd
+
+    seen: dict[str, CanonicalUrl] = {}
+    rows = []
+    append = rows.append
+    for value in urls.tolist():
+        if value.__class__ is str:
+            result = seen.get(value)
+            if result is None:
+                result = seen[value] = canonicalize(value)
+        elif value is None or value is pd.NA or (isinstance(value, float) and value != value):
+            result = _NULL
+        else:
+            result = canonicalize(value)
+        append(result)
+    columns = list(zip(*rows)) if rows else [()] * len(CANONICAL_COLUMNS)
+    return pd.DataFrame(
+        {
+            name: pd.Series(column, index=urls.index, dtype=object)
+            for name, column in zip(CANONICAL_COLUMNS, columns)
+        },
+        index=urls.index,
+    )
+
+
+# --- keys --------------------------------------------------------------------------------------
+
+
+def _is_ip_host(host: str) -> bool:
+    return host.startswith("[") or bool(_IPV4_SHAPE_RE.fullmatch(host))
+
+
+def reverse_host(host: str) -> str:
+    """``www.example.com`` -> ``com.example.www``; IPv4 and bracketed IPv6 hosts are kept as is."""
+    if _is_ip_host(host):
+        return host
+    return ".".join(reversed(host.split(".")))
+
+
+def url_key(canonical_url: str) -> str:
+    """Sort key of a canonical URL: reversed host, ``:port`` if any, path and query, then
+    ``" https"`` for https URLs.
+
+    ``http://www.stanford.edu/biology?a=1`` -> ``edu.stanford.www/biology?a=1``, and
+    ``https://www.stanford.edu/biology`` -> ``edu.stanford.www/biology https``.
+
+    Sorting by key keeps each host's pages (and a registered domain's hosts) together; the scheme
+    only breaks ties.  The key is injective over canonical URLs: those never contain a raw space,
+    so the suffix cannot be confused with a path.  The input must come from :func:`canonicalize`;
+    anything that is not ``http(s)://...`` raises ``ValueError``.
+    """
+    scheme, sep, rest = canonical_url.partition("://")
+    if not sep or (scheme != "http" and scheme != "https"):
+        raise ValueError(f"not a canonical http(s) URL: {canonical_url!r}")
+    slash = rest.find("/")
+    if slash < 0:
+        authority, path_query = rest, "/"
+    else:
+        authority, path_query = rest[:slash], rest[slash:]
+    if authority.startswith("["):
+        close = authority.find("]") + 1
+        host, port_part = authority[:close], authority[close:]
+    else:
+        host, colon, port = authority.partition(":")
+        port_part = colon + port
+    suffix = "" if scheme == "http" else " https"
+    return f"{reverse_host(host)}{port_part}{path_query}{suffix}"
+
+
+# --- link classification -----------------------------------------------------------------------
+
+_REL_PRECEDENCE = ("SPONSORED", "UGC", "NOFOLLOW")
+_REL_TYPES = frozenset(_REL_PRECEDENCE)
+_SPLIT_REL_RE = re.compile(r"[\s,]+")
+
+
+def classify_link(
+    from_domain: str | None,
+    to_domain: str | None,
+    rel: str | None,
+    given_type: str | None,
+) -> tuple[str | None, str | None]:
+    """``(link_type, reason)`` for an edge; ``reason`` is ``None`` unless ``link_type`` is.
+
+    ``rel`` is a case-insensitive list of tokens separated by whitespace or commas; tokens other
+    than ``nofollow``/``ugc``/``sponsored`` are ignored.  ``given_type`` (a link type, compared
+    case-insensitively after stripping) contributes NOFOLLOW/UGC/SPONSORED to the same set.  When
+    several are present the most specific declared relationship wins, SPONSORED > UGC > NOFOLLOW;
+    all three mean "do not pass authority".
+
+    Otherwise the type is INTERNAL when both registered domains are equal and EXTERNAL when they
+    differ; a given INTERNAL/EXTERNAL is recomputed.  If a domain is missing the given
+    INTERNAL/EXTERNAL is kept, and without one the result is ``(None, "NULL_FIELD")``.  Any other
+    ``given_type`` gives ``(None, "INVALID_VALUE")``.
+    """
+    declared: set[str] = set()
+    given = given_type.strip().upper() if given_type is not None else ""
+    if given:
+        if given in _REL_TYPES:
+            declared.add(given)
+        elif given != "INTERNAL" and given != "EXTERNAL":
+            return (None, INVALID_VALUE)
+    if rel:
+        for token in _SPLIT_REL_RE.split(rel.upper()):
+            if token in _REL_TYPES:
+                declared.add(token)
+    if declared:
+        for link_type in _REL_PRECEDENCE:
+            if link_type in declared:
+                return (link_type, None)
+    if from_domain is None or to_domain is None:
+        return (given, None) if given else (None, NULL_FIELD)
+    return ("INTERNAL" if from_domain == to_domain else "EXTERNAL", None)

@@ -1,0 +1,58 @@
+"""One session-scoped local SparkSession (Delta enabled) for the whole suite."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+SHARED_DATA = Path(os.environ.get("LINKGRAPH_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+
+
+def shared_file(relative: str) -> Path:
+    """A file of ../shared/data, or skip the test with the reason."""
+    path = SHARED_DATA / relative
+    if not path.is_file():
+        pytest.skip(f"shared data set not available: {path} (set LINKGRAPH_SHARED_DATA)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def spark():
+    from linkgraph.config import SparkConfig
+    from linkgraph.session import get_spark
+
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    work = Path(tempfile.mkdtemp(prefix="linkgraph-test-spark-"))
+    session = get_spark(
+        SparkConfig(
+            app_name="linkgraph-tests",
+            master="local[2]",
+            driver_memory="2g",
+            shuffle_partitions=2,
+            checkpoint_dir=str(work / "checkpoints"),
+            conf={
+                "spark.default.parallelism": "2",
+                "spark.ui.enabled": "false",
+                "spark.ui.showConsoleProgress": "false",
+                "spark.sql.warehouse.dir": str(work / "warehouse"),
+                "spark.databricks.delta.snapshotPartitions": "1",
+                "spark.sql.adaptive.enabled": "true",
+                "spark.sql.execution.arrow.maxRecordsPerBatch": "2000",
+                "spark.driver.extraJavaOptions": f"-Dderby.system.home={work}",
+            },
+        )
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+    shutil.rmtree(work, ignore_errors=True)
+
+
+@pytest.fixture
+def lake_dir(tmp_path) -> Path:
+    return tmp_path / "lake"

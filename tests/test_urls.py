@@ -1,0 +1,435 @@
+"""Tests for linkgraph.urls: canonicalisation, keys and link classification (no Spark)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from linkgraph import urls
+from linkgraph.urls import (
+    CanonicalUrl,
+    canonicalize,
+    canonicalize_series,
+    classify_link,
+    reverse_host,
+    url_key,
+)
+
+
+def ok(url: str) -> str:
+    result = canonicalize(url)
+    assert result.reason is None, result
+    return result.url
+
+
+def reason(url: str | None) -> str | None:
+    return canonicalize(url).reason
+
+
+# --- hand-written cases ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        # IDNA
+        ("http://Bücher.example.com/", "http://xn--bcher-kva.example.com/"),
+        ("http://пример.рф/", "http://xn--e1afmkfd.xn--p1ai/"),
+        ("http://例子。中国/", "http://xn--fsqu00a.xn--fiqs8s/"),
+        ("http://ＷＷＷ.ＥＸＡＭＰＬＥ.ＣＯＭ/", "http://www.example.com/"),
+        ("http://XN--BCHER-KVA.example.com/", "http://xn--bcher-kva.example.com/"),
+        # case, whitespace, trailing dot, userinfo
+        ("HTTP://WWW.Example.COM/Path", "http://www.example.com/Path"),
+        ("  https://example.com/a \n", "https://example.com/a"),
+        ("http://example.com./", "http://example.com/"),
+        ("http://user:secret@example.com/", "http://example.com/"),
+        # ports
+        ("http://example.com:80/a", "http://example.com/a"),
+        ("https://example.com:443", "https://example.com/"),
+        ("https://example.com:80/", "https://example.com:80/"),
+        ("http://example.com:8080/", "http://example.com:8080/"),
+        ("http://example.com:08080/", "http://example.com:8080/"),
+        ("http://example.com:/", "http://example.com/"),
+        # empty path, fragments, empty query
+        ("http://example.com", "http://example.com/"),
+        ("http://example.com?q=1", "http://example.com/?q=1"),
+        ("http://example.com/a#section", "http://example.com/a"),
+        ("http://example.com/a?b=1#c?d", "http://example.com/a?b=1"),
+        ("http://example.com/a?", "http://example.com/a"),
+        ("http://example.com/a?#x", "http://example.com/a"),
+        # dot segments
+        ("http://a.com/b/c/./../../g", "http://a.com/g"),
+        ("http://a.com/a/b/c/./../../g", "http://a.com/a/g"),
+        ("http://a.com/a/b/..", "http://a.com/a/"),
+        ("http://a.com/../../x", "http://a.com/x"),
+        ("http://a.com/a/.", "http://a.com/a/"),
+        ("http://a.com/a/...", "http://a.com/a/..."),
+        ("http://a.com/%2E%2E/a/%2e/b", "http://a.com/a/b"),
+        ("http://a.com/a/?x=../y", "http://a.com/a/?x=../y"),
+        # percent-encoding
+        ("http://a.com/%7euser", "http://a.com/~user"),
+        ("http://a.com/a%2fb", "http://a.com/a%2Fb"),
+        ("http://a.com/a%2Fb", "http://a.com/a%2Fb"),
+        ("http://a.com/a b", "http://a.com/a%20b"),
+        ("http://a.com/100%", "http://a.com/100%25"),
+        ("http://a.com/100%zz", "http://a.com/100%25zz"),
+        ("http://a.com/%41%62c", "http://a.com/Abc"),
+        ("http://a.com/%3a%40%21", "http://a.com/%3A%40%21"),
+        ("http://a.com/café", "http://a.com/caf%C3%A9"),
+        ("http://a.com/caf%c3%a9", "http://a.com/caf%C3%A9"),
+        ('http://a.com/"<>\\^`{|}', "http://a.com/%22%3C%3E%5C%5E%60%7B%7C%7D"),
+        ("http://a.com/a[1]?b[]=2", "http://a.com/a%5B1%5D?b%5B%5D=2"),
+        ("http://a.com/p?q=a b&r=%7e&s=ü", "http://a.com/p?q=a%20b&r=~&s=%C3%BC"),
+        ("http://a.com/p?b=2&a=1&a=0", "http://a.com/p?b=2&a=1&a=0"),
+        ("http://a.com/p?x=?y/z:@!$&'()*+,;=", "http://a.com/p?x=?y/z:@!$&'()*+,;="),
+        # IP literals
+        ("http://192.168.0.1:8080/x", "http://192.168.0.1:8080/x"),
+        ("http://[2001:DB8:0:0::1]/", "http://[2001:db8::1]/"),
+        ("https://[::1]:443/", "https://[::1]/"),
+        # lenient ASCII hosts that exist on the web
+        ("http://foo_bar.tumblr.com/", "http://foo_bar.tumblr.com/"),
+        ("http://r3---sn-abc.googlevideo.com/", "http://r3---sn-abc.googlevideo.com/"),
+        # a host that is itself a public suffix is its own registered domain
+        ("http://blogspot.com/", "http://blogspot.com/"),
+    ],
+)
+def test_canonical_form(raw: str, expected: str) -> None:
+    assert ok(raw) == expected
+    assert ok(expected) == expected
+
+
+@pytest.mark.parametrize(
+    ("raw", "host", "registered_domain"),
+    [
+        ("https://www.bbc.co.uk/news", "www.bbc.co.uk", "bbc.co.uk"),
+        ("http://atrios.blogspot.com/", "atrios.blogspot.com", "atrios.blogspot.com"),
+        ("http://www.atrios.blogspot.com/", "www.atrios.blogspot.com", "atrios.blogspot.com"),
+        ("http://a.b.example.github.io/", "a.b.example.github.io", "example.github.io"),
+        ("http://www.stanford.edu/", "www.stanford.edu", "stanford.edu"),
+        ("http://Bücher.example.com/", "xn--bcher-kva.example.com", "example.com"),
+        ("http://www.пример.рф/", "www.xn--e1afmkfd.xn--p1ai", "xn--e1afmkfd.xn--p1ai"),
+        ("http://10.0.0.1/", "10.0.0.1", "10.0.0.1"),
+        ("http://[2001:db8::1]/", "[2001:db8::1]", "[2001:db8::1]"),
+    ],
+)
+def test_host_and_registered_domain(raw: str, host: str, registered_domain: str) -> None:
+    result = canonicalize(raw)
+    assert (result.host, result.registered_domain, result.reason, result.detail) == (
+        host,
+        registered_domain,
+        None,
+        None,
+    )
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected_reason"),
+    [
+        (None, "NULL_FIELD"),
+        ("", "NULL_FIELD"),
+        ("   \t\n", "NULL_FIELD"),
+        ("mailto:someone@example.com", "UNSUPPORTED_SCHEME"),
+        ("javascript:void(0)", "UNSUPPORTED_SCHEME"),
+        ("ftp://example.com/file", "UNSUPPORTED_SCHEME"),
+        ("www.example.com/page", "UNSUPPORTED_SCHEME"),
+        ("//example.com/page", "UNSUPPORTED_SCHEME"),
+        ("/relative/path", "UNSUPPORTED_SCHEME"),
+        ("http:example.com", "MALFORMED_URL"),
+        ("http:/example.com", "MALFORMED_URL"),
+        ("http://", "MALFORMED_URL"),
+        ("http:///path", "MALFORMED_URL"),
+        ("http://user@/path", "MALFORMED_URL"),
+        ("http://example.com:abc/", "MALFORMED_URL"),
+        ("http://example.com:65536/", "MALFORMED_URL"),
+        ("http://example.com:-1/", "MALFORMED_URL"),
+        ("http://example.com:1:2/", "MALFORMED_URL"),
+        ("http://example.com:８０/", "MALFORMED_URL"),
+        ("http://exa mple.com/", "MALFORMED_URL"),
+        ("http://example.com/a\tb", "MALFORMED_URL"),
+        ("http://example.com/a\nb", "MALFORMED_URL"),
+        ("http://example.com/\x00", "MALFORMED_URL"),
+        ("http://example.com/\ud800", "MALFORMED_URL"),
+        ("http://[::1/", "MALFORMED_URL"),
+        ("http://[::1]x/", "MALFORMED_URL"),
+        ("http://www1/foo.html", "INVALID_HOST"),
+        ("http://www1.hollins/bar", "INVALID_HOST"),
+        ("http://localhost/", "INVALID_HOST"),
+        ("http://localhost:8080/", "INVALID_HOST"),
+        ("http://Bücher.example/", "INVALID_HOST"),  # .example is reserved, not on the PSL
+        ("http://a..com/", "INVALID_HOST"),
+        ("http://.a.com/", "INVALID_HOST"),
+        ("http://a.com../", "INVALID_HOST"),
+        ("http://com/", "INVALID_HOST"),
+        ("http://" + "a" * 64 + ".com/", "INVALID_HOST"),
+        ("http://" + "a." * 126 + "com/", "INVALID_HOST"),
+        ("http://exa!mple.com/", "INVALID_HOST"),
+        ("http://exa<mple.com/", "INVALID_HOST"),
+        ("http://xn--zz.com/", "INVALID_HOST"),
+        ("http://☃\u200d.com/", "INVALID_HOST"),
+        ("http://256.1.1.1/", "INVALID_HOST"),
+        ("http://01.1.1.1/", "INVALID_HOST"),
+        ("http://1.2.3/", "INVALID_HOST"),
+        ("http://[1:2:3]/", "INVALID_HOST"),
+        ("http://[fe80::1%25eth0]/", "INVALID_HOST"),
+    ],
+)
+def test_rejects(raw: str | None, expected_reason: str) -> None:
+    result = canonicalize(raw)
+    assert result.reason == expected_reason, result
+    assert result.url is None and result.host is None and result.registered_domain is None
+    assert result.detail
+
+
+def test_non_string_is_malformed() -> None:
+    assert reason(b"http://example.com/") == "MALFORMED_URL"  # type: ignore[arg-type]
+
+
+def test_host_label_length_limits() -> None:
+    assert ok("http://" + "a" * 63 + ".com/") == "http://" + "a" * 63 + ".com/"
+    long_ok = "a." * 124 + "com"  # 251 characters
+    assert ok(f"http://{long_ok}/") == f"http://{long_ok}/"
+
+
+def test_result_is_a_named_tuple() -> None:
+    result = canonicalize("http://example.com")
+    assert isinstance(result, CanonicalUrl)
+    assert result._fields == ("url", "host", "registered_domain", "reason", "detail")
+
+
+# --- keys --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("host", "expected"),
+    [
+        ("www.example.com", "com.example.www"),
+        ("example.com", "com.example"),
+        ("a.b.co.uk", "uk.co.b.a"),
+        ("192.168.0.1", "192.168.0.1"),
+        ("[2001:db8::1]", "[2001:db8::1]"),
+    ],
+)
+def test_reverse_host(host: str, expected: str) -> None:
+    assert reverse_host(host) == expected
+
+
+@pytest.mark.parametrize(
+    ("canonical", "expected"),
+    [
+        ("http://www.stanford.edu/biology?a=1", "edu.stanford.www/biology?a=1"),
+        ("https://www.stanford.edu/biology?a=1", "edu.stanford.www/biology?a=1 https"),
+        ("http://example.com:8080/", "com.example:8080/"),
+        ("https://10.0.0.1:8443/x", "10.0.0.1:8443/x https"),
+        ("http://[::1]:8080/x", "[::1]:8080/x"),
+    ],
+)
+def test_url_key(canonical: str, expected: str) -> None:
+    assert url_key(canonical) == expected
+
+
+def test_url_key_orders_a_hosts_pages_together() -> None:
+    pages = [
+        "http://www.example.com/b",
+        "https://www.example.com/a",
+        "http://www.other.org/a",
+        "http://www.example.com/a?x=1",
+        "http://www.example.com/a",
+        "http://example.com/",
+    ]
+    keys = sorted(url_key(ok(u)) for u in pages)
+    assert keys == [
+        "com.example.www/a",
+        "com.example.www/a https",
+        "com.example.www/a?x=1",
+        "com.example.www/b",
+        "com.example/",
+        "org.other.www/a",
+    ]
+
+
+def test_url_key_rejects_non_canonical_input() -> None:
+    with pytest.raises(ValueError):
+        url_key("ftp://example.com/")
+
+
+# --- link classification -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("from_domain", "to_domain", "rel", "given", "expected"),
+    [
+        ("a.com", "a.com", None, None, ("INTERNAL", None)),
+        ("a.com", "b.com", None, None, ("EXTERNAL", None)),
+        ("a.com", "b.com", "", " ", ("EXTERNAL", None)),
+        ("a.com", "a.com", None, "EXTERNAL", ("INTERNAL", None)),
+        ("a.com", "b.com", None, "internal", ("EXTERNAL", None)),
+        ("a.com", "b.com", "noopener noreferrer", None, ("EXTERNAL", None)),
+        ("a.com", "b.com", "nofollow", None, ("NOFOLLOW", None)),
+        ("a.com", "a.com", "NoFollow", None, ("NOFOLLOW", None)),
+        ("a.com", "b.com", "nofollow ugc", None, ("UGC", None)),
+        ("a.com", "b.com", "ugc,sponsored", None, ("SPONSORED", None)),
+        ("a.com", "b.com", "nofollow, noopener\tSPONSORED", None, ("SPONSORED", None)),
+        ("a.com", "b.com", None, "nofollow", ("NOFOLLOW", None)),
+        ("a.com", "b.com", None, " UGC ", ("UGC", None)),
+        ("a.com", "b.com", "ugc", "NOFOLLOW", ("UGC", None)),
+        ("a.com", "b.com", "nofollow", "SPONSORED", ("SPONSORED", None)),
+        ("a.com", "b.com", "nofollow", "EXTERNAL", ("NOFOLLOW", None)),
+        ("a.com", "b.com", None, "FOLLOW", (None, "INVALID_VALUE")),
+        ("a.com", "b.com", "nofollow", "bogus", (None, "INVALID_VALUE")),
+        (None, "b.com", None, "EXTERNAL", ("EXTERNAL", None)),
+        (None, "b.com", "ugc", None, ("UGC", None)),
+        (None, None, None, None, (None, "NULL_FIELD")),
+    ],
+)
+def test_classify_link(from_domain, to_domain, rel, given, expected) -> None:
+    assert classify_link(from_domain, to_domain, rel, given) == expected
+
+
+# --- batch entry point -------------------------------------------------------------------------
+
+
+def test_canonicalize_series() -> None:
+    raw = pd.Series(
+        [
+            "HTTP://Example.com:80",
+            None,
+            float("nan"),
+            "mailto:x@y.z",
+            "HTTP://Example.com:80",
+            pd.NA,
+        ],
+        index=[10, 11, 12, 13, 14, 15],
+        dtype=object,
+    )
+    frame = canonicalize_series(raw)
+    assert list(frame.columns) == ["url", "host", "registered_domain", "reason", "detail"]
+    assert list(frame.index) == [10, 11, 12, 13, 14, 15]
+    assert frame.loc[10, "url"] == "http://example.com/"
+    assert frame.loc[14].tolist() == frame.loc[10].tolist()
+    assert frame.loc[10, "registered_domain"] == "example.com"
+    assert frame.loc[10, "reason"] is None
+    assert frame["reason"].tolist()[1:4] == ["NULL_FIELD", "NULL_FIELD", "UNSUPPORTED_SCHEME"]
+    assert frame.loc[15, "reason"] == "NULL_FIELD"
+
+
+def test_canonicalize_series_empty_and_arrow_strings() -> None:
+    empty = canonicalize_series(pd.Series([], dtype=object))
+    assert list(empty.columns) == ["url", "host", "registered_domain", "reason", "detail"]
+    assert len(empty) == 0
+    arrow = pd.Series(["http://a.com/x", None], dtype="string[pyarrow]")
+    frame = canonicalize_series(arrow)
+    assert frame["url"].tolist() == ["http://a.com/x", None]
+    assert frame["reason"].tolist() == [None, "NULL_FIELD"]
+
+
+# --- offline Public Suffix List ----------------------------------------------------------------
+
+
+def test_psl_is_built_offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_network(*args, **kwargs):
+        raise AssertionError("network access attempted")
+
+    monkeypatch.setattr(socket.socket, "connect", no_network)
+    monkeypatch.setattr(socket, "create_connection", no_network)
+    monkeypatch.setattr(socket, "getaddrinfo", no_network)
+    urls._psl.cache_clear()
+    urls._host_info.cache_clear()
+    assert canonicalize("http://forums.bbc.co.uk/").registered_domain == "bbc.co.uk"
+    assert canonicalize("http://foo.blogspot.com/").registered_domain == "foo.blogspot.com"
+
+
+def test_import_is_lazy() -> None:
+    code = (
+        "import sys, linkgraph.urls\n"
+        "assert 'tldextract' not in sys.modules and 'pandas' not in sys.modules"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    subprocess.run([sys.executable, "-c", code], check=True, env=env)
+
+
+# --- properties --------------------------------------------------------------------------------
+
+SUFFIXES = [
+    "com", "org", "co.uk", "de", "edu", "blogspot.com", "github.io", "com.au", "jp",
+    "рф", "中国", "xn--p1ai",
+]  # fmt: skip
+
+ascii_label = st.from_regex(r"[A-Za-z0-9][A-Za-z0-9_-]{0,20}", fullmatch=True)
+unicode_label = st.sampled_from(["bücher", "ПРИМЕР", "例子", "straße", "ÉCOLE", "日本語"])
+label = st.one_of(ascii_label, ascii_label, unicode_label)
+hosts = st.builds(
+    lambda labels, suffix, dot: ".".join([*labels, suffix]) + dot,
+    st.lists(label, min_size=1, max_size=3),
+    st.sampled_from(SUFFIXES),
+    st.sampled_from(["", "", "."]),
+)
+ports = st.one_of(st.just(""), st.integers(0, 65535).map(lambda p: f":{p}"))
+path_text = st.text(max_size=30)
+paths = st.lists(path_text, max_size=4).map(lambda parts: "/" + "/".join(parts))
+queries = st.one_of(st.just(""), st.text(max_size=20).map(lambda q: "?" + q))
+fragments = st.one_of(st.just(""), st.text(max_size=10).map(lambda f: "#" + f))
+generated_urls = st.builds(
+    lambda scheme, userinfo, host, port, path, query, fragment: (
+        f"{scheme}://{userinfo}{host}{port}{path}{query}{fragment}"
+    ),
+    st.sampled_from(["http", "https", "HTTP", "Https"]),
+    st.sampled_from(["", "", "user:pw@"]),
+    hosts,
+    ports,
+    paths,
+    queries,
+    fragments,
+)
+fast = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@fast
+@given(generated_urls)
+def test_canonicalize_is_idempotent(raw: str) -> None:
+    first = canonicalize(raw)
+    if first.url is not None:
+        assert canonicalize(first.url) == first
+
+
+@fast
+@given(generated_urls)
+def test_canonical_output_is_ascii_without_fragment(raw: str) -> None:
+    result = canonicalize(raw)
+    if result.url is None:
+        assert result.reason is not None and result.detail
+        return
+    url = result.url
+    assert url.isascii() and url.isprintable()
+    assert url.startswith(("http://", "https://"))
+    assert "#" not in url and " " not in url
+    _, question_mark, query = url.partition("?")
+    assert query or not question_mark
+    authority = url.split("://", 1)[1].partition("/")[0]
+    assert "@" not in authority and authority.startswith(result.host)
+    assert result.registered_domain is not None and result.host.endswith(result.registered_domain)
+
+
+@fast
+@given(st.builds(lambda host, path: f"http://{host}{path}", hosts, paths))
+def test_valid_hosts_and_any_path_are_accepted(raw: str) -> None:
+    result = canonicalize(raw)
+    if any(c < " " or c == "\x7f" for c in raw.strip()):
+        assert result.reason == "MALFORMED_URL"
+    else:
+        assert result.reason is None, result
+
+
+@fast
+@given(st.text(max_size=60))
+def test_canonicalize_never_raises(raw: str) -> None:
+    result = canonicalize(raw)
+    assert (result.url is None) != (result.reason is None)
+    if result.url is not None:
+        assert canonicalize(result.url) == result
