@@ -107,7 +107,7 @@ def reject_reason(edge: dict, seen: set[str]) -> str | None:
         return "OVERSIZED_FIELD"
     key = json.dumps(edge, sort_keys=True, ensure_ascii=False)
     if key in seen:
-        return "DUPLICATE"
+        return "DUPLICATE_MERGED"
     seen.add(key)
     return None
 
@@ -233,7 +233,7 @@ def test_specific_bad_records(crawl):
     assert any(e["to_url"] == e["from_url"] for e in crawl.edges)
     assert any(len(e["anchor_text"]) > 2000 for e in crawl.edges)
     keys = Counter(json.dumps(e, sort_keys=True) for e in crawl.edges)
-    assert 1 <= sum(n - 1 for n in keys.values()) == crawl.expected_rejects["DUPLICATE"]
+    assert 1 <= sum(n - 1 for n in keys.values()) == crawl.expected_rejects["DUPLICATE_MERGED"]
 
 
 def test_good_records_canonicalise_to_crawled_pages_without_collisions(crawl):
@@ -285,7 +285,10 @@ def test_host_variety(crawl):
 def test_link_farm_links_heavily_to_itself(crawl):
     farm = set(FARM)
     from_farm = [e for e in crawl.edges if host(e["from_url"]) in farm]
-    between = [e for e in from_farm if e["to_url"] and host(e["to_url"]).lower() in farm and host(e["to_url"]).lower() != host(e["from_url"])]
+    between = [
+        e for e in from_farm
+        if e["to_url"] and host(e["to_url"]) in farm and host(e["to_url"]) != host(e["from_url"])
+    ]
     assert len(between) >= 100
     farm_pages = sum(host(p["url"]) in farm for p in crawl.pages)
     assert len(between) / farm_pages >= 3
@@ -363,3 +366,29 @@ def test_invariants_hold_for_any_seed(seed):
         anchor = edge["anchor_text"]
         if anchor and len(anchor) <= OVERSIZED_ANCHOR_CHARS:
             assert anchor in edge["context_window"]
+
+
+def test_project_canonicaliser_agrees(crawl):
+    """``linkgraph.urls.canonicalize`` gives the expected reasons and maps good records to pages."""
+    urls = pytest.importorskip("linkgraph.urls")
+    pages = {urls.canonicalize(p["url"]).url for p in crawl.pages}
+    assert None not in pages and len(pages) == len(crawl.pages)
+    reasons: Counter = Counter()
+    pairs: Counter = Counter()
+    for edge in crawl.edges:
+        src, dst = urls.canonicalize(edge["from_url"]), urls.canonicalize(edge["to_url"])
+        assert src.url is not None
+        if dst.reason:
+            reasons[dst.reason] += 1
+        elif src.url == dst.url:
+            reasons["SELF_LINK"] += 1
+        elif len(edge["anchor_text"]) > OVERSIZED_ANCHOR_CHARS:
+            reasons["OVERSIZED_FIELD"] += 1
+        else:
+            assert dst.url in pages
+            pairs[(src.url, dst.url)] += 1
+    reasons["DUPLICATE_MERGED"] = sum(n - 1 for n in pairs.values())
+    assert dict(reasons) == crawl.expected_rejects
+    domains = {urls.canonicalize(p["url"]).registered_domain for p in crawl.pages}
+    assert {"hr-insights.blogspot.com", "gardening-notes.blogspot.com", "northern-gazette.co.uk"} <= domains
+    assert 8 <= len(domains) <= 12

@@ -52,7 +52,7 @@ def canonical_url(raw_urls: pd.Series) -> pd.DataFrame:
 @pandas_udf(StringType())
 def url_key(canonical_urls: pd.Series) -> pd.Series:
     """The id-order key of a canonical URL: host reversed, then port, path and query."""
-    return canonical_urls.map(urls.url_key)
+    return canonical_urls.map(lambda u: None if u is None else urls.url_key(u))
 
 
 def _reject(condition: Column, reason: str, detail: Column | str) -> Column:

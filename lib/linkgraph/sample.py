@@ -49,12 +49,13 @@ Deliberately bad edge records (about 1% of all), with the reason a validator sho
 * ``NULL_FIELD``: an empty ``to_url`` (``href=""``) three times and a missing one (None) once.
 * ``SELF_LINK``: one record whose ``to_url`` equals its ``from_url``, and two "Back to top"
   links (``<page>#top``) that are self-links once the fragment is dropped.
-* ``DUPLICATE`` (``Reason.DUPLICATE_MERGED`` in ``linkgraph.schemas``): four exact copies of
-  good records, re-emitted later in the stream.
+* ``DUPLICATE_MERGED`` (a duplicate): four exact copies of good records, re-emitted later in the
+  stream; they merge into the link of the record they copy.
 * ``OVERSIZED_FIELD``: one link-farm anchor text longer than ``OVERSIZED_ANCHOR_CHARS``.
 
-``SampleCrawl.expected_rejects`` counts them by reason.  Every other record is valid, and no two
-of them share (canonical from_url, canonical to_url).
+``SampleCrawl.expected_rejects`` counts them by reason (the ``linkgraph.schemas.Reason`` codes;
+``linkgraph.urls.canonicalize`` gives exactly these for the URL ones).  Every other record is
+valid, and no two of them share (canonical from_url, canonical to_url).
 """
 
 from __future__ import annotations
@@ -81,12 +82,13 @@ EDGE_KEYS = (
     "discovered_at",
     "last_seen_at",
 )
+# the reasons of the deliberately bad records, as in ``linkgraph.schemas.Reason``
 REJECT_REASONS = (
     "UNSUPPORTED_SCHEME",
     "MALFORMED_URL",
     "NULL_FIELD",
     "SELF_LINK",
-    "DUPLICATE",
+    "DUPLICATE_MERGED",
     "OVERSIZED_FIELD",
 )
 
@@ -642,11 +644,12 @@ _AD_COPY = (
     "Work from home, apply today", "Get hired faster",
 )
 _COMMENTERS = ("Priya", "Tom H.", "Sandra from Leeds", "Marco", "Jen K.", "Ahmed", "Oliver", "Beth")
-_COMMENT_HOSTS = ((FARM[0], 1.0), (FARM[1], 1.0), (FARM[2], 1.0), (HR_BLOG, 1.0), (BOARD, 1.0), (GARDEN, 0.5), (BLOG, 0.5))
+_COMMENT_HOSTS = tuple((h, 1.0) for h in FARM) + ((HR_BLOG, 1.0), (BOARD, 1.0), (GARDEN, 0.5), (BLOG, 0.5))
 _COMMENT_RELS = (("ugc", 0.65), ("nofollow ugc", 0.25), ("nofollow", 0.1))
 _FRAGMENTS = ("top", "main", "apply", "comments", "content")
 _JOB_VOCABS = ("jobs", "de_jobs")
 _MALFORMED_URLS = ("http://exa mple.com/", "http:///nohost", "http://[2001:db8::1/jobs")
+_CODE_CHARS = "abcdefghijkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # jobvite job codes
 _TRANSLIT = {"ä": "ae", "ö": "oe", "ü": "ue", "ß": "ss", "&": "and"}
 
 # --- pages -----------------------------------------------------------------------------------
@@ -729,7 +732,7 @@ def _build_pages(rng: random.Random) -> tuple[list[_Page], list[_Page]]:
                 path = section.item.format(
                     slug=_slugify(title),
                     id=ids.pop(),
-                    code="o" + "".join(rng.choice("abcdefghijkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789") for _ in range(8)),
+                    code="o" + "".join(rng.choice(_CODE_CHARS) for _ in range(8)),
                     yyyy=rng.choice((2024, 2025)),
                     mm=f"{rng.randint(1, 12):02d}",
                 )
@@ -737,7 +740,7 @@ def _build_pages(rng: random.Random) -> tuple[list[_Page], list[_Page]]:
                 (own if i < n else expired).append(page)
         for page in own:
             page.text = _snippet(page, rng)
-            if site.feeds and (page.kind == "home" or (page.kind == "section" and page.section == site.sections[0].path)):
+            if page.kind == "home" or (page.kind == "section" and page.section == site.sections[0].path):
                 page.feeds = list(site.feeds)
             page.first = rng.randint(0, 20 * 86400)
             page.last = page.first if rng.random() < 0.25 else page.first + rng.randint(3600, 40 * 86400)
@@ -778,6 +781,8 @@ class _Crawl:
 
     def __init__(self, pages: list[_Page], rng: random.Random):
         self.rng = rng
+        self.out: list[_Link] = []  # the links of the page being laid out
+        self.targets: set[str] = set()  # and the URLs they point to (with the page's own)
         self.by_url = {p.url: p for p in pages}
         self.by_host: dict[str, list[_Page]] = {}
         self.by_section: dict[tuple[str, str | None], list[_Page]] = {}  # items; section None: all
@@ -789,8 +794,7 @@ class _Crawl:
 
     # a page's links, in page order; at most one per target, never to the page itself
     def links(self, page: _Page) -> list[_Link]:
-        self.out: list[_Link] = []
-        self.targets = {page.url}
+        self.out, self.targets = [], {page.url}
         if page.is_document:
             return self.out
         self._nav(page)
@@ -845,8 +849,12 @@ class _Crawl:
             self._listing(f"{label}: ", self.items(site.host, page.section)[:20], "CONTENT")
         elif page.kind == "item":
             for target in rng.sample(items, min(len(items), rng.randint(0, 2))):
-                self.add(target, target.title, _sentence(rng.choice(_SENTENCES["see_also"]), target.title), None, "CONTENT")
-        n_external = rng.randint(*site.external) if page.kind == "item" or site.topic == "farm" else rng.randint(0, 1)
+                context = _sentence(rng.choice(_SENTENCES["see_also"]), target.title)
+                self.add(target, target.title, context, None, "CONTENT")
+        if page.kind == "item" or site.topic == "farm":
+            n_external = rng.randint(*site.external)
+        else:
+            n_external = rng.randint(0, 1)
         for _ in range(n_external if site.outlinks else 0):
             self._external(page, self.pick_page(_pick(site.outlinks, rng)))
         if page.kind == "item":
@@ -862,7 +870,8 @@ class _Crawl:
         else:
             anchor = target.site.name if target.kind == "home" else target.title
             kind = "de" if topic == "de_jobs" else "external"
-        self.add(target, anchor, _sentence(rng.choice(_SENTENCES[kind]), anchor), _pick(page.site.rels, rng), "CONTENT")
+        context = _sentence(rng.choice(_SENTENCES[kind]), anchor)
+        self.add(target, anchor, context, _pick(page.site.rels, rng), "CONTENT")
 
     def _comment(self, page: _Page) -> None:
         rng = self.rng
@@ -896,54 +905,53 @@ class _Crawl:
 
 
 def _inject_bad_links(laid_out: list[tuple[_Page, list[_Link]]], rng: random.Random) -> dict[str, int]:
-    """Put the deliberately bad links (module docstring) among the good ones; count them by reason."""
+    """Put the deliberately bad links (module docstring) among the good ones of their pages, except
+    the duplicates (added by the caller); return how many there are of each reason."""
     counts = dict.fromkeys(REJECT_REASONS, 0)
+    by_page = {page.url: links for page, links in laid_out}
 
-    def put(page: _Page, link: _Link, reason: str) -> None:
+    def put(page: _Page, reason: str, to_url, anchor: str, template: str, rel=None, position="CONTENT") -> None:
         links = by_page[page.url]
-        links.insert(rng.randint(0, len(links)), link)
+        links.insert(rng.randint(0, len(links)), _Link(to_url, anchor, _sentence(template, anchor), rel, position))
         counts[reason] += 1
 
-    by_page = {page.url: links for page, links in laid_out}
     pages = [page for page, _ in laid_out]
     items = [p for p in pages if p.kind == "item" and not p.is_document]
     job_items = [p for p in items if any(s.path == p.section and s.vocab in _JOB_VOCABS for s in p.site.sections)]
 
     for page in pages:  # mailto: (and one tel:) on every contact page
         if page.kind == "static" and ("contact" in page.path or "kontakt" in page.path):
-            email = f"{rng.choice(('info', 'jobs', 'hello'))}@{page.site.host.removeprefix('www.')}"
-            put(page, _Link(f"mailto:{email}", email, _sentence("Questions? Email us at {a}.", email), None, "CONTENT"), "UNSUPPORTED_SCHEME")
+            domain = page.site.host.removeprefix("www.").removeprefix("jobs.")
+            email = f"{rng.choice(('info', 'jobs', 'hello'))}@{domain}"
+            put(page, "UNSUPPORTED_SCHEME", f"mailto:{email}", email, "Questions? Email us at {a}.")
             if page.site.host == GAZETTE:
-                phone = "0161 496 0000"
-                put(page, _Link("tel:+441614960000", phone, _sentence("Newsdesk: {a} (24 hours)", phone), None, "CONTENT"), "UNSUPPORTED_SCHEME")
-    for page in rng.sample([p for p in items if p.site.topic in ("news", "hrblog")], 5):  # "Email this"
-        subject = page.title.replace(" ", "%20")
-        url = f"mailto:?subject={subject}&body={page.url}"
-        put(page, _Link(url, "Email this", _sentence("Share: {a} | Print", "Email this"), None, "CONTENT"), "UNSUPPORTED_SCHEME")
+                put(page, "UNSUPPORTED_SCHEME", "tel:+441614960000", "0161 496 0000", "Newsdesk: {a} (24 hours)")
+    for page in rng.sample([p for p in items if p.site.topic in ("news", "hrblog")], 5):
+        url = f"mailto:?subject={page.title.replace(' ', '%20')}&body={page.url}"
+        put(page, "UNSUPPORTED_SCHEME", url, "Email this", "Share: {a} | Print")
     for page in rng.sample(job_items, 5):
         url, anchor = rng.choice((("javascript:window.print()", "Print this job"), ("javascript:void(0)", "Share")))
-        put(page, _Link(url, anchor, _sentence("{a} | Save | Report this listing", anchor), None, "CONTENT"), "UNSUPPORTED_SCHEME")
+        put(page, "UNSUPPORTED_SCHEME", url, anchor, "{a} | Save | Report this listing")
 
-    blog_items = [p for p in items if p.site.comments]
-    for url, page in zip(_MALFORMED_URLS, rng.sample(blog_items, len(_MALFORMED_URLS))):
-        anchor = rng.choice(_COMMENTERS)
-        put(page, _Link(url, anchor, _sentence(_SENTENCES["comment"][0], anchor), "ugc", "CONTENT"), "MALFORMED_URL")
+    commented = rng.sample([p for p in items if p.site.comments], len(_MALFORMED_URLS))
+    for url, page in zip(_MALFORMED_URLS, commented):
+        put(page, "MALFORMED_URL", url, rng.choice(_COMMENTERS), _SENTENCES["comment"][0], rel="ugc")
 
-    for i, page in enumerate(rng.sample(items, 4)):  # href="" three times, a missing href once
-        anchor, template = ("Read more", "{a} about this and more.") if i < 3 else ("Apply", "{a} now, applications close on Friday.")
-        put(page, _Link("" if i < 3 else None, anchor, _sentence(template, anchor), None, "CONTENT"), "NULL_FIELD")
+    *empty, missing = rng.sample(items, 4)
+    for page in empty:  # href=""
+        put(page, "NULL_FIELD", "", "Read more", "{a} about this and more.")
+    put(missing, "NULL_FIELD", None, "Apply", "{a} now, applications close on Friday.")
 
-    for i, page in enumerate(rng.sample(items, 3)):  # one exact self-link, two "#top" self-links
-        if i == 0:
-            put(page, _Link(page.url, "Permalink", _sentence("Posted in {a} | Share", "Permalink"), None, "CONTENT"), "SELF_LINK")
-        else:
-            put(page, _Link(page.url + "#top", "Back to top", _sentence("{a} ↑", "Back to top"), None, "FOOTER"), "SELF_LINK")
+    exact, *to_top = rng.sample(items, 3)
+    put(exact, "SELF_LINK", exact.url, "Permalink", "Posted in {a} | Share")
+    for page in to_top:  # a self-link once the fragment is dropped
+        put(page, "SELF_LINK", page.url + "#top", "Back to top", "{a} ↑", position="FOOTER")
 
     farm_page = rng.choice([p for p in items if p.site.topic == "farm"])
     linked = {link.target.url for link in by_page[farm_page.url] if isinstance(link.target, _Page)}
     target = next(p for p in pages if p.site.topic == "farm" and p.site is not farm_page.site and p.url not in linked)
-    anchor = " ".join(rng.choice(_FARM_ANCHORS) for _ in range(200))
-    put(farm_page, _Link(target, anchor, _sentence("Click {a} now", anchor), None, "CONTENT"), "OVERSIZED_FIELD")
+    stuffed = " ".join(rng.choice(_FARM_ANCHORS) for _ in range(200))  # well over 2,000 characters
+    put(farm_page, "OVERSIZED_FIELD", target, stuffed, "Click {a} now")
     return counts
 
 
@@ -1001,7 +1009,8 @@ def _sitemap_rows(pages: list[_Page], expired: list[_Page], rng: random.Random) 
     rows = []
     for site in SITES:
         for page in [p for p in pages + expired if p.site is site]:
-            lastmod = (BASE_TIME + timedelta(seconds=page.first - rng.randint(0, 120 * 86400))).date().isoformat()
+            modified = BASE_TIME + timedelta(seconds=page.first - rng.randint(0, 120 * 86400))
+            lastmod = modified.date().isoformat()
             if site.sitemap == "full" and (page.kind != "static" or rng.random() < 0.5):
                 rows.append({
                     "url": page.url,
@@ -1012,7 +1021,7 @@ def _sitemap_rows(pages: list[_Page], expired: list[_Page], rng: random.Random) 
             elif site.sitemap == "blogger" and page.kind in ("home", "item"):
                 rows.append({"url": page.url, "priority": None, "lastmod": lastmod, "changefreq": None})
             elif site.sitemap == "spam":
-                rows.append({"url": page.url, "priority": 1.0, "lastmod": BASE_TIME.date().isoformat(), "changefreq": "always"})
+                rows.append({"url": page.url, "priority": 1.0, "lastmod": "2026-01-01", "changefreq": "always"})
     return rows
 
 
@@ -1031,7 +1040,7 @@ def generate_sample_crawl(seed: int = 7) -> SampleCrawl:
             edges.append(_edge(page, link, rng))
     for i in sorted(rng.sample(good, 4), reverse=True):  # exact copies, re-emitted later in the stream
         edges.insert(rng.randint(i + 1, len(edges)), dict(edges[i]))
-    expected["DUPLICATE"] = 4
+    expected["DUPLICATE_MERGED"] = 4
 
     page_rows = [{"url": p.url, "title": p.title, "text": p.text, "feed_links": list(p.feeds)} for p in pages]
     return SampleCrawl(edges, page_rows, _sitemap_rows(pages, expired, rng), expected)

@@ -1,0 +1,57 @@
+from pathlib import Path
+
+import pytest
+
+from linkgraph.cli import main
+from linkgraph.config import Config, ConfigError, config_from_dict, load_config
+
+CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
+
+
+@pytest.mark.parametrize("name", ["local.yaml", "cluster.yaml"])
+def test_shipped_configs_load(name):
+    config = load_config(CONF_DIR / name)
+    assert isinstance(config, Config)
+    assert config.ingest.self_links == "reject"
+
+
+def test_cluster_config_leaves_master_to_the_platform():
+    assert load_config(CONF_DIR / "cluster.yaml").spark.master is None
+
+
+def test_unknown_key_is_named():
+    with pytest.raises(ConfigError, match=r"unknown config key 'ingest\.max_url_lenght'"):
+        config_from_dict({"ingest": {"max_url_lenght": 10}})
+
+
+def test_unknown_section_is_named():
+    with pytest.raises(ConfigError, match=r"unknown config key 'ranking'"):
+        config_from_dict({"ranking": {}})
+
+
+def test_wrong_type_is_named():
+    with pytest.raises(ConfigError, match=r"'spark\.shuffle_partitions' must be an integer"):
+        config_from_dict({"spark": {"shuffle_partitions": "many"}})
+
+
+def test_invalid_policy_is_named():
+    with pytest.raises(ConfigError, match=r"ingest\.self_links"):
+        config_from_dict({"ingest": {"self_links": "maybe"}})
+
+
+def test_lake_override():
+    assert Config().with_lake_path("/data/lake").lake.path == "/data/lake"
+
+
+def test_cli_stops_on_unknown_key_with_exit_2_and_writes_nothing(tmp_path, capsys):
+    conf = tmp_path / "bad.yaml"
+    conf.write_text("ingest:\n  self_link: keep\n")
+    edges = tmp_path / "edges.jsonl"
+    edges.write_text('{"from_url": "http://a.com/", "to_url": "http://b.com/"}\n')
+    lake = tmp_path / "lake"
+    code = main(["ingest", "--input", str(edges), "--lake", str(lake), "--conf", str(conf)])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "unknown config key 'ingest.self_link'" in err
+    assert err.count("\n") == 1
+    assert not lake.exists()
