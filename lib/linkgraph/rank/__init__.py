@@ -1,0 +1,1 @@
+"""Ranking: PageRank and personalised PageRank engines with convergence history."""

@@ -1,0 +1,12 @@
+"""spark-submit entry point: ``linkgraph ingest``.
+
+    spark-submit --packages io.delta:delta-spark_4.2_2.13:4.4.0 jobs/ingest.py \
+        --conf conf/cluster.yaml --input s3a://crawl/edges/2026-11-29 --format parquet
+"""
+
+import sys
+
+from linkgraph.cli import main
+
+if __name__ == "__main__":
+    sys.exit(main(["ingest", *sys.argv[1:]]))
