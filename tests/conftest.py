@@ -56,3 +56,14 @@ def spark():
 @pytest.fixture
 def lake_dir(tmp_path) -> Path:
     return tmp_path / "lake"
+
+
+@pytest.fixture(scope="session")
+def hollins_lake(spark, tmp_path_factory):
+    """The real Hollins crawl ingested once into a lake: (config, first IngestReport)."""
+    from linkgraph.config import config_from_dict
+    from linkgraph.pipeline import ingest_step
+
+    path = shared_file("hollins-2004/hollins.dat")
+    config = config_from_dict({"lake": {"path": str(tmp_path_factory.mktemp("hollins") / "lake")}})
+    return config, ingest_step(spark, config, str(path), "dat")

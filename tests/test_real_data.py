@@ -41,12 +41,10 @@ def test_gml_reader_gives_host_labels_a_scheme(spark, tmp_path):
 
 
 @pytest.mark.slow
-def test_hollins_ingest_twice_keeps_counts_and_ids(spark, tmp_path):
+def test_hollins_ingest_twice_keeps_counts_and_ids(spark, hollins_lake):
+    config, first = hollins_lake
     path = shared_file("hollins-2004/hollins.dat")
-    config = config_from_dict({"lake": {"path": str(tmp_path / "lake")}})
     lake = Lake(spark, config.lake)
-
-    first = ingest_step(spark, config, str(path), "dat")
     assert first.read == HOLLINS_EDGES
     # every record is either a link or a reject: nothing is dropped silently
     assert first.links_inserted + first.rejected == HOLLINS_EDGES
@@ -54,8 +52,7 @@ def test_hollins_ingest_twice_keeps_counts_and_ids(spark, tmp_path):
     assert first.rejected_by_reason.get("INVALID_HOST", 0) > 0
     invalid_hosts = lake.read(S.REJECTS_TABLE).where(F.col(S.REASON) == "INVALID_HOST")
     assert invalid_hosts.where(~(F.col(S.DETAIL).contains("'www1'") | F.col(S.DETAIL).contains("'www1.hollins'"))).count() == 0
-    pages_before = lake.read(S.PAGES_TABLE)
-    pages_before_rows = pages_before.collect()
+    pages_before_rows = lake.read(S.PAGES_TABLE).collect()
     assert {r.registered_domain for r in pages_before_rows} == {"hollins.edu"}
 
     second = ingest_step(spark, config, str(path), "dat")

@@ -6,6 +6,7 @@ Exit codes: 0 success; 2 a configuration or input-schema error (nothing written)
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import logging
 import sys
 import tempfile
@@ -13,6 +14,13 @@ from pathlib import Path
 
 from linkgraph.config import Config, ConfigError, load_config
 from linkgraph.readers import FORMATS, InputSchemaError
+
+
+def _usage_errors() -> tuple[type[Exception], ...]:
+    from linkgraph.rank.gf import GraphFramesUnavailable
+    from linkgraph.rank.teleport import EmptyTeleportError
+
+    return (ConfigError, InputSchemaError, UsageError, EmptyTeleportError, GraphFramesUnavailable)
 
 log = logging.getLogger("linkgraph")
 
@@ -52,6 +60,19 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("--format", choices=FORMATS, help="input format (default: from the file extension)")
     _common(ingest)
 
+    rank = sub.add_parser("pagerank", help="PageRank / topic-sensitive PageRank over the lake's links")
+    rank.add_argument("--engine", choices=("fast", "graphframes", "naive"), help="default: rank.engine (fast)")
+    group = rank.add_mutually_exclusive_group()
+    group.add_argument("--topic", action="append", metavar="TERMS",
+                       help="comma-separated topic terms; repeat for several vectors computed in one pass")
+    group.add_argument("--seeds", action="append", metavar="URLS",
+                       help="comma-separated seed URLs; repeat for several vectors computed in one pass")
+    group.add_argument("--personalization", metavar="TABLE", help="lake table of (page_id, weight[, vector_id])")
+    rank.add_argument("--tol", type=float, help="stop when the L1 change is below this (default 1e-6)")
+    rank.add_argument("--max-iter", type=int, help="iteration cap (default 100)")
+    rank.add_argument("--warm-start", action="store_true", help="start from the previous run's ranks")
+    _common(rank)
+
     run = sub.add_parser("run", help="run every pipeline step on an input, or on the built-in sample crawl")
     run.add_argument("--input", help="edge records (default: the built-in sample crawl)")
     run.add_argument("--format", choices=FORMATS)
@@ -82,6 +103,34 @@ def cmd_ingest(args: argparse.Namespace, config: Config) -> int:
     return 0
 
 
+def _rank_config(args: argparse.Namespace, config: Config) -> Config:
+    overrides = {}
+    if getattr(args, "engine", None):
+        overrides["engine"] = args.engine
+    if getattr(args, "tol", None) is not None:
+        overrides["tol"] = args.tol
+    if getattr(args, "max_iter", None) is not None:
+        overrides["max_iter"] = args.max_iter
+    if not overrides:
+        return config
+    return dataclasses.replace(config, rank=dataclasses.replace(config.rank, **overrides))
+
+
+def _split(values: list[str] | None) -> list[list[str]]:
+    return [[v.strip() for v in value.split(",") if v.strip()] for value in values or []]
+
+
+def cmd_pagerank(args: argparse.Namespace, config: Config) -> int:
+    from linkgraph.pipeline import PersonalizationSpec, pagerank_step
+    from linkgraph.session import get_spark
+
+    config = _rank_config(args, config)
+    spec = PersonalizationSpec(seeds=_split(args.seeds), topics=_split(args.topic), table=args.personalization)
+    report = pagerank_step(get_spark(config.spark), config, spec, warm_start=args.warm_start)
+    print(report.summary())
+    return 0 if report.converged else config.rank.not_converged_exit_code
+
+
 def cmd_run(args: argparse.Namespace, config: Config) -> int:
     from linkgraph.pipeline import ingest_step, sample_input
     from linkgraph.session import get_spark
@@ -93,17 +142,19 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
         print(f"using the built-in sample crawl: {input_path}")
     spark = get_spark(config.spark)
     print(ingest_step(spark, config, input_path, fmt).summary())
-    from linkgraph.io.delta import Lake
     from linkgraph import schemas as S
+    from linkgraph.io.delta import Lake
+    from linkgraph.pipeline import pagerank_step
 
+    print(pagerank_step(spark, config).summary())
     lake = Lake(spark, config.lake)
     print("tables:")
-    for table in (S.PAGES_TABLE, S.LINKS_TABLE, S.REJECTS_TABLE):
+    for table in (S.PAGES_TABLE, S.LINKS_TABLE, S.REJECTS_TABLE, S.PAGERANK_TABLE, S.RANK_RUNS_TABLE):
         print(f"  {table:<10} {Path(lake.location(table)).resolve() if not lake.uses_catalog else lake.location(table)}")
     return 0
 
 
-COMMANDS = {"ingest": cmd_ingest, "run": cmd_run}
+COMMANDS = {"ingest": cmd_ingest, "pagerank": cmd_pagerank, "run": cmd_run}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -113,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         config = resolve_config(args)
         return COMMANDS[args.command](args, config)
-    except (ConfigError, InputSchemaError, UsageError) as exc:
+    except _usage_errors() as exc:
         print(f"linkgraph {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
 

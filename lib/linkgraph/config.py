@@ -83,10 +83,39 @@ class IngestConfig:
 
 
 @dataclass(frozen=True)
+class RankConfig:
+    """PageRank parameters (``linkgraph pagerank``; flags override tol/max_iter/engine).
+
+    ``blocks`` 0 picks ``ceil(pages / block_max_vertices)`` vertex blocks.  ``checkpoint_every``
+    iterations the rank state is written to Delta (``rank_state``) so a killed run resumes there.
+    ``not_converged_exit_code`` is what the job returns when the iteration cap is hit first.
+    """
+
+    engine: str = "fast"
+    damping: float = 0.85
+    tol: float = 1e-6
+    max_iter: int = 100
+    blocks: int = 0
+    block_max_vertices: int = 4_000_000
+    checkpoint_every: int = 10
+    exclude_link_types: list[str] = field(default_factory=lambda: ["NOFOLLOW", "UGC", "SPONSORED"])
+    not_converged_exit_code: int = 0
+
+    def __post_init__(self) -> None:
+        if self.engine not in ("fast", "naive", "graphframes"):
+            raise ConfigError(f"rank.engine must be fast, naive or graphframes, got {self.engine!r}")
+        if not 0.0 < self.damping < 1.0:
+            raise ConfigError("rank.damping must be in (0, 1)")
+        if self.tol <= 0 or self.max_iter <= 0:
+            raise ConfigError("rank.tol and rank.max_iter must be positive")
+
+
+@dataclass(frozen=True)
 class Config:
     spark: SparkConfig = field(default_factory=SparkConfig)
     lake: LakeConfig = field(default_factory=LakeConfig)
     ingest: IngestConfig = field(default_factory=IngestConfig)
+    rank: RankConfig = field(default_factory=RankConfig)
 
     def with_lake_path(self, path: str | None) -> "Config":
         if path is None:

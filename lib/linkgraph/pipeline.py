@@ -199,3 +199,160 @@ def sample_input(directory: str | Path, seed: int = 7) -> Path:
     path = directory / "sample-edges.jsonl"
     write_edges_jsonl(generate_sample_crawl(seed).edges, path)
     return path
+
+
+# --- PageRank ----------------------------------------------------------------------------------
+
+@dataclass
+class PersonalizationSpec:
+    """Where teleport vectors come from; empty means uniform (classic PageRank)."""
+
+    seeds: list[list[str]] = field(default_factory=list)
+    topics: list[list[str]] = field(default_factory=list)
+    table: str | None = None
+
+    def describe(self) -> str | None:
+        if self.seeds:
+            return "seeds:" + " | ".join(",".join(g) for g in self.seeds)
+        if self.topics:
+            return "topics:" + " | ".join(",".join(t) for t in self.topics)
+        if self.table:
+            return f"table:{self.table}"
+        return None
+
+
+@dataclass
+class RankRunReport:
+    run_id: str
+    engine: str
+    iterations: int
+    converged: bool
+    vectors: int
+    pages: int
+    links_followed: int
+    final_l1: float | None
+    seconds: float
+    resumed_from: int | None = None
+
+    def summary(self) -> str:
+        state = "converged" if self.converged else "NOT converged (iteration cap reached)"
+        resumed = f", resumed from iteration {self.resumed_from}" if self.resumed_from else ""
+        return (
+            f"pagerank run {self.run_id}: engine={self.engine} pages={self.pages} links={self.links_followed} "
+            f"vectors={self.vectors} iterations={self.iterations} {state} final_l1={self.final_l1:.3g}{resumed} "
+            f"in {self.seconds:.1f}s"
+        )
+
+
+class EngineUnavailableError(RuntimeError):
+    """The chosen engine cannot run in this Spark session."""
+
+
+def _log_iteration(stat) -> None:
+    log.info(
+        "pagerank iteration %d: l1_change=%.3e dangling_mass=%.6f active_vectors=%d %.2fs",
+        stat.iteration, stat.l1, stat.dangling_mass, stat.active_vectors, stat.seconds,
+    )
+
+
+def pagerank_step(
+    spark: SparkSession,
+    config: Config,
+    personalization: PersonalizationSpec | None = None,
+    warm_start: bool = False,
+) -> RankRunReport:
+    """PageRank over the lake's pages/links; writes ``pagerank`` (overwrite) and ``rank_runs``
+    (append).  Config ``rank`` gives engine, damping, tolerance, cap and checkpointing."""
+    import hashlib
+    import uuid
+    from datetime import datetime, timezone
+
+    from linkgraph.rank import teleport as T
+    from linkgraph.rank.engine import BlockEngine, RankParams
+    from linkgraph.rank.graph import VERTEX, build_rank_graph
+    from linkgraph.rank.naive import naive_pagerank
+    from linkgraph.rank.state import DeltaStateStore
+
+    started_at = datetime.now(timezone.utc)
+    started = time.monotonic()
+    rc = config.rank
+    personalization = personalization or PersonalizationSpec()
+    lake = Lake(spark, config.lake)
+    for table in (S.PAGES_TABLE, S.LINKS_TABLE):
+        if not lake.exists(table):
+            raise readers.InputSchemaError(f"table '{table}' not found in lake {lake.config.path}: run ingest first")
+    graph_version = lake.version(S.LINKS_TABLE)
+    pages, links = lake.read(S.PAGES_TABLE), lake.read(S.LINKS_TABLE)
+    graph = build_rank_graph(pages, links, tuple(rc.exclude_link_types))
+    graph.edges = graph.edges.persist(StorageLevel.MEMORY_AND_DISK)
+    graph.n_edges = graph.edges.count()
+    if graph.n == 0:
+        raise readers.InputSchemaError("the pages table is empty: nothing to rank")
+
+    teleport, n_vectors = None, 1
+    if personalization.seeds:
+        teleport, n_vectors = T.from_seed_urls(graph.vertices, pages, personalization.seeds), len(personalization.seeds)
+        T.check_covered(teleport, [",".join(g) for g in personalization.seeds])
+    elif personalization.topics:
+        teleport, n_vectors = T.from_topics(graph.vertices, pages, links, personalization.topics), len(personalization.topics)
+        T.check_covered(teleport, [",".join(t) for t in personalization.topics])
+    elif personalization.table:
+        teleport, n_vectors = T.from_table(graph.vertices, lake.read(personalization.table))
+        T.check_covered(teleport, [f"vector {k}" for k in range(n_vectors)])
+    if teleport is not None:
+        teleport = teleport.persist(StorageLevel.MEMORY_AND_DISK)
+
+    params = RankParams(
+        damping=rc.damping, tol=rc.tol, max_iter=rc.max_iter, blocks=rc.blocks,
+        block_max_vertices=rc.block_max_vertices, checkpoint_every=rc.checkpoint_every,
+    )
+    run_key = hashlib.sha256(
+        repr((rc.engine, params, graph_version, graph.n, graph.n_edges, personalization.describe(), warm_start)).encode()
+    ).hexdigest()[:16]
+    run_id = f"{started_at:%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
+
+    initial = None
+    if warm_start and lake.exists(S.PAGERANK_TABLE):
+        previous = lake.read(S.PAGERANK_TABLE).select(S.PAGE_ID, S.VECTOR_ID, S.RANK)
+        initial = previous.join(graph.vertices, on=S.PAGE_ID, how="inner").select(VERTEX, S.VECTOR_ID, S.RANK)
+
+    resumed_from = None
+    if rc.engine == "fast":
+        state = DeltaStateStore(lake, S.RANK_STATE_TABLE, run_key)
+        engine = BlockEngine(spark, params)
+        result = engine.run(graph, teleport, n_vectors, initial=initial, state=state, progress=_log_iteration)
+        resumed_from = engine.resumed_from
+    elif rc.engine == "naive":
+        if n_vectors != 1:
+            raise readers.InputSchemaError("the naive engine computes one vector at a time")
+        result = naive_pagerank(graph, params, teleport, progress=_log_iteration)
+    else:
+        from linkgraph.rank.gf import graphframes_pagerank
+
+        result = graphframes_pagerank(graph, params, teleport, progress=_log_iteration)
+
+    ranks = (
+        result.ranks.join(graph.vertices, on=VERTEX, how="inner")
+        .join(pages.select(S.PAGE_ID, S.URL), on=S.PAGE_ID, how="left")
+        .select(
+            F.col(S.PAGE_ID), F.col(S.URL), F.col(S.VECTOR_ID).cast("int"), F.col(S.RANK),
+            F.lit(run_id).alias(S.RUN_ID),
+        )
+    )
+    lake.overwrite(S.PAGERANK_TABLE, ranks)
+    if rc.engine == "fast":
+        state.clear()
+    seconds = time.monotonic() - started
+    final_l1 = result.history[-1].l1 if result.history else None
+    run_row = (
+        run_id, started_at.replace(tzinfo=None), rc.engine, rc.damping, rc.tol, rc.max_iter, personalization.describe(),
+        n_vectors, bool(initial is not None), resumed_from, graph_version, graph.n, graph.n_edges,
+        result.iterations, result.converged, [int(i) for i in result.vector_iterations], final_l1, seconds,
+        [(h.iteration, h.l1, h.dangling_mass, h.seconds, h.active_vectors) for h in result.history],
+    )
+    lake.append(S.RANK_RUNS_TABLE, spark.createDataFrame([run_row], S.RANK_RUNS))
+    report = RankRunReport(run_id, rc.engine, result.iterations, result.converged, n_vectors, graph.n,
+                           graph.n_edges, final_l1, seconds, resumed_from)
+    log.info(report.summary())
+    graph.edges.unpersist()
+    return report

@@ -7,6 +7,10 @@ one place is a constant here.  Timestamps are UTC ``TimestampType``; ids are ``L
 from __future__ import annotations
 
 from pyspark.sql.types import (
+    ArrayType,
+    BooleanType,
+    DoubleType,
+    IntegerType,
     LongType,
     StringType,
     StructField,
@@ -123,7 +127,59 @@ class Reason:
     DUPLICATE_MERGED = "DUPLICATE_MERGED"
 
 
+# --- ranking ---------------------------------------------------------------------------------
+RUN_ID = "run_id"
+RANK = "rank"
+VECTOR_ID = "vector_id"
+
+PAGERANK = StructType(
+    [
+        StructField(PAGE_ID, LongType(), False),
+        StructField(URL, StringType(), True),
+        StructField(VECTOR_ID, IntegerType(), False),
+        StructField(RANK, DoubleType(), False),
+        StructField(RUN_ID, StringType(), False),
+    ]
+)
+
+ITERATION = StructType(
+    [
+        StructField("iteration", IntegerType(), False),
+        StructField("l1_change", DoubleType(), False),
+        StructField("dangling_mass", DoubleType(), False),
+        StructField("seconds", DoubleType(), False),
+        StructField("active_vectors", IntegerType(), False),
+    ]
+)
+
+RANK_RUNS = StructType(
+    [
+        StructField(RUN_ID, StringType(), False),
+        StructField("started_at", TimestampType(), False),
+        StructField("engine", StringType(), False),
+        StructField("damping", DoubleType(), False),
+        StructField("tol", DoubleType(), False),
+        StructField("max_iter", IntegerType(), False),
+        StructField("personalization", StringType(), True),
+        StructField("vectors", IntegerType(), False),
+        StructField("warm_start", BooleanType(), False),
+        StructField("resumed_from", IntegerType(), True),
+        StructField("graph_version", LongType(), True),
+        StructField("pages", LongType(), False),
+        StructField("links_followed", LongType(), False),
+        StructField("iterations", IntegerType(), False),
+        StructField("converged", BooleanType(), False),
+        StructField("vector_iterations", ArrayType(IntegerType()), False),
+        StructField("final_l1_change", DoubleType(), True),
+        StructField("seconds", DoubleType(), False),
+        StructField("history", ArrayType(ITERATION), False),
+    ]
+)
+
 # Table names inside the lake.
 PAGES_TABLE = "pages"
 LINKS_TABLE = "links"
 REJECTS_TABLE = "rejects"
+PAGERANK_TABLE = "pagerank"
+RANK_RUNS_TABLE = "rank_runs"
+RANK_STATE_TABLE = "rank_state"

@@ -130,18 +130,18 @@ class RankResult:
 class StateStore:
     """Where the block engine keeps its rank state between iterations (resume + lineage cut)."""
 
-    def save(self, iteration: int, rank_blocks: DataFrame, active: np.ndarray, vector_iterations: list[int]) -> DataFrame:
+    def save(self, iteration: int, rank_blocks: DataFrame, active: np.ndarray, vector_iterations: list[int]) -> None:
         raise NotImplementedError
 
-    def load(self) -> tuple[int, DataFrame, np.ndarray, list[int]] | None:
+    def load(self, partitions: int) -> tuple[int, DataFrame, np.ndarray, list[int]] | None:
         return None
 
 
 class NoStateStore(StateStore):
-    """Lineage is cut with a local checkpoint; nothing survives the process."""
+    """Nothing survives the process."""
 
     def save(self, iteration, rank_blocks, active, vector_iterations):
-        return rank_blocks.localCheckpoint(eager=True)
+        return None
 
 
 def plan_blocks(n: int, params: RankParams) -> tuple[int, int]:
@@ -210,6 +210,8 @@ def build_static_blocks(
     else:
         static = static.withColumn("tele", F.lit(None).cast("array<struct<vector_id:int,local:int,weight:double>>"))
 
+    uniform = teleport is None
+
     def build(batches):
         for pdf in batches:
             out = {BLOCK: [], "teleport": [], "dangling": []}
@@ -218,7 +220,7 @@ def build_static_blocks(
                 dangling = np.ones(size, dtype=bool)
                 if has_out_list is not None and len(has_out_list):
                     dangling[np.asarray(has_out_list, dtype=np.int64)] = False
-                if teleport is None:
+                if uniform:
                     v = np.full((n_vectors, size), 1.0 / n)
                 else:
                     v = np.zeros((n_vectors, size))
@@ -263,6 +265,7 @@ class BlockEngine:
         n_vectors: int = 1,
         initial: DataFrame | None = None,
         state: StateStore | None = None,
+        resume: bool = True,
         progress: Callable[[IterationStat], None] | None = None,
     ) -> RankResult:
         params, n = self.params, graph.n
@@ -275,19 +278,20 @@ class BlockEngine:
         edge_blocks.count()
         static.count()
 
-        resumed = state.load()
+        resumed = state.load(partitions) if resume else None
+        self.resumed_from = resumed[0] if resumed is not None else None
         if resumed is not None:
             start_iteration, ranks, active, vector_iterations = resumed
             log.info("resuming from iteration %d", start_iteration)
         else:
             start_iteration = 0
             if initial is not None:
-                ranks = initial
+                ranks = rank_blocks_from_table(initial, n, n_vectors, n_blocks, block_size, partitions)
             else:
                 ranks = initial_rank_blocks(self.spark, n, n_vectors, n_blocks, block_size, partitions)
             active = np.ones(n_vectors, dtype=bool)
             vector_iterations = [params.max_iter] * n_vectors
-        ranks = ranks.persist(StorageLevel.MEMORY_AND_DISK)
+        ranks = ranks.localCheckpoint(eager=True)
         dangling_mass = self._dangling_mass(ranks, static, n_vectors)
 
         history: list[IterationStat] = []
@@ -295,8 +299,9 @@ class BlockEngine:
         while iteration < params.max_iter and active.any():
             started = time.monotonic()
             iteration += 1
+            # A local checkpoint per iteration keeps the plan from growing with the iteration count.
             new_ranks = self._iterate(edge_blocks, static, ranks, dangling_mass, active, n, block_size, n_vectors)
-            new_ranks = new_ranks.persist(StorageLevel.MEMORY_AND_DISK)
+            new_ranks = new_ranks.localCheckpoint(eager=True)
             l1, dangling_mass = self._stats(new_ranks, n_vectors)
             ranks.unpersist()
             ranks = new_ranks
@@ -305,9 +310,7 @@ class BlockEngine:
                     active[k] = False
                     vector_iterations[k] = iteration
             if params.checkpoint_every and iteration % params.checkpoint_every == 0 and active.any():
-                checkpointed = state.save(iteration, ranks, active, vector_iterations)
-                ranks.unpersist()
-                ranks = checkpointed.persist(StorageLevel.MEMORY_AND_DISK)
+                state.save(iteration, ranks, active, vector_iterations)
             stat = IterationStat(iteration, float(l1.max()), float(dangling_mass.max()), time.monotonic() - started,
                                  int(active.sum()))
             history.append(stat)

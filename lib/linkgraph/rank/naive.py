@@ -1,0 +1,64 @@
+"""The textbook DataFrame PageRank: one join of every edge with the rank vector per iteration.
+
+Kept as the reference point the block engine is measured against (``bench/pagerank.py``); same
+semantics as ``linkgraph.rank.engine`` for a single vector, uniform start.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from linkgraph.rank.engine import RANK, VECTOR_ID, VERTEX, IterationStat, RankParams, RankResult
+from linkgraph.rank.graph import DST, SRC, RankGraph
+
+
+def naive_pagerank(
+    graph: RankGraph, params: RankParams, teleport: DataFrame | None = None,
+    progress: Callable[[IterationStat], None] | None = None,
+) -> RankResult:
+    spark = graph.edges.sparkSession
+    n, d = graph.n, params.damping
+    vertices = spark.range(n).select(F.col("id").alias(VERTEX))
+    outdeg = graph.edges.groupBy(SRC).agg(F.count("*").alias("outdeg"))
+    edges = graph.edges.join(outdeg, on=SRC, how="inner").select(SRC, DST, (1.0 / F.col("outdeg")).alias("w")).cache()
+    dangling = vertices.join(outdeg.select(F.col(SRC).alias(VERTEX)), on=VERTEX, how="left_anti").cache()
+    if teleport is None:
+        v = vertices.withColumn("v", F.lit(1.0 / n))
+    else:
+        v = vertices.join(teleport.where(F.col(VECTOR_ID) == 0).select(VERTEX, F.col("weight").alias("v")),
+                          on=VERTEX, how="left").fillna(0.0, subset=["v"])
+    v = v.cache()
+    ranks = vertices.withColumn(RANK, F.lit(1.0 / n)).localCheckpoint(eager=True)
+    history, converged, iteration = [], False, 0
+    while iteration < params.max_iter:
+        started = time.monotonic()
+        iteration += 1
+        mass = ranks.join(dangling, on=VERTEX, how="inner").agg(F.sum(RANK)).first()[0] or 0.0
+        incoming = (
+            edges.join(ranks.select(F.col(VERTEX).alias(SRC), RANK), on=SRC, how="inner")
+            .groupBy(F.col(DST).alias(VERTEX)).agg(F.sum(F.col(RANK) * F.col("w")).alias("incoming"))
+        )
+        new = (
+            v.join(incoming, on=VERTEX, how="left")
+            .select(VERTEX, (d * (F.coalesce("incoming", F.lit(0.0)) + F.lit(mass) * F.col("v")) + (1 - d) * F.col("v")).alias(RANK))
+            .localCheckpoint(eager=True)
+        )
+        l1 = new.join(ranks.withColumnRenamed(RANK, "old"), on=VERTEX, how="inner").agg(
+            F.sum(F.abs(F.col(RANK) - F.col("old")))).first()[0]
+        ranks = new
+        stat = IterationStat(iteration, float(l1), float(mass), time.monotonic() - started)
+        history.append(stat)
+        if progress:
+            progress(stat)
+        if l1 < params.tol:
+            converged = True
+            break
+    return RankResult(
+        ranks=ranks.select(VERTEX, F.lit(0).alias(VECTOR_ID), RANK),
+        iterations=iteration, converged=converged,
+        vector_iterations=[iteration], history=history,
+    )

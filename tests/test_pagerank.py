@@ -1,0 +1,194 @@
+"""PageRank engines against hand-worked values, networkx and properties."""
+
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pyspark.sql import functions as F
+
+from linkgraph import schemas as S
+from linkgraph.cli import main
+from linkgraph.config import config_from_dict
+from linkgraph.io.delta import Lake
+from linkgraph.pipeline import PersonalizationSpec, pagerank_step
+from linkgraph.rank.engine import BlockEngine, RankParams
+from linkgraph.rank.graph import RankGraph
+from linkgraph.rank.naive import naive_pagerank
+from linkgraph.rank.state import DeltaStateStore
+
+
+def rank_graph(spark, n, edges):
+    df = spark.createDataFrame(sorted(set(edges)), "src long, dst long")
+    return RankGraph(vertices=None, edges=df, n=n, n_edges=len(set(edges)))
+
+
+def teleport_df(spark, vectors):
+    rows = [(k, v, w) for k, vec in enumerate(vectors) for v, w in vec.items()]
+    return spark.createDataFrame(rows, "vector_id int, vertex long, weight double")
+
+
+def as_matrix(result, n, k=1):
+    out = np.zeros((k, n))
+    for row in result.ranks.collect():
+        out[row.vector_id, row.vertex] = row["rank"]
+    return out
+
+
+def power_iteration(n, edges, d=0.85, tol=1e-6, max_iter=100, v=None):
+    """The documented semantics, in plain numpy (uniform start, L1 stop)."""
+    edges = sorted(set(edges))
+    out = np.zeros(n)
+    for a, _ in edges:
+        out[a] += 1
+    v = np.full(n, 1.0 / n) if v is None else v
+    r = np.full(n, 1.0 / n)
+    for it in range(1, max_iter + 1):
+        new = np.zeros(n)
+        for a, b in edges:
+            new[b] += r[a] / out[a]
+        new = d * (new + r[out == 0].sum() * v) + (1 - d) * v
+        l1, r = np.abs(new - r).sum(), new
+        if l1 < tol:
+            return r, it
+    return r, max_iter
+
+
+# A -> B, A -> C, B -> C; C is dangling.  Solving
+#   rA = .05 + .85·rC/3,  rB = .05 + .85·(rA/2 + rC/3),  rC = .05 + .85·(rA/2 + rB + rC/3)
+# by hand gives the values below.
+HAND_EDGES = [(0, 1), (0, 2), (1, 2)]
+HAND_RANKS = [0.1975796, 0.2815510, 0.5208694]
+
+
+@pytest.mark.parametrize("blocks", [1, 2])
+def test_block_engine_matches_hand_worked_ranks(spark, blocks):
+    result = BlockEngine(spark, RankParams(tol=1e-12, blocks=blocks)).run(rank_graph(spark, 3, HAND_EDGES))
+    got = as_matrix(result, 3)[0]
+    assert result.converged
+    assert np.allclose(got, HAND_RANKS, atol=1e-7)
+    assert got.sum() == pytest.approx(1.0, abs=1e-12)
+    assert [h.iteration for h in result.history] == list(range(1, result.iterations + 1))
+
+
+def test_naive_engine_matches_hand_worked_ranks(spark):
+    result = naive_pagerank(rank_graph(spark, 3, HAND_EDGES), RankParams(tol=1e-12))
+    assert np.allclose(as_matrix(result, 3)[0], HAND_RANKS, atol=1e-7)
+
+
+def test_same_iterations_as_reference_and_cap_reports_not_converged(spark):
+    rng = np.random.default_rng(3)
+    n = 40
+    edges = [(int(a), int(b)) for a, b in rng.integers(0, n, size=(150, 2)) if a != b and a < 30]
+    reference, iterations = power_iteration(n, edges)
+    result = BlockEngine(spark, RankParams(blocks=3)).run(rank_graph(spark, n, edges))
+    assert result.iterations == iterations and result.converged
+    assert np.abs(as_matrix(result, n)[0] - reference).max() < 1e-12
+
+    capped = BlockEngine(spark, RankParams(max_iter=5, blocks=2)).run(rank_graph(spark, n, edges))
+    assert capped.iterations == 5 and not capped.converged
+    assert np.abs(as_matrix(capped, n)[0] - power_iteration(n, edges, max_iter=5)[0]).max() < 1e-12
+
+
+def test_personalised_vectors_in_one_pass_match_networkx(spark):
+    edges = [(0, 1), (1, 2), (2, 0), (2, 3), (4, 0)]
+    n = 5
+    vectors = [{0: 1.0}, {3: 1.0, 4: 3.0}, {v: 1.0 for v in range(n)}]
+    result = BlockEngine(spark, RankParams(tol=1e-12, blocks=2)).run(
+        rank_graph(spark, n, edges), teleport_df(spark, [{k: w / sum(vec.values()) for k, w in vec.items()} for vec in vectors]),
+        n_vectors=3,
+    )
+    got = as_matrix(result, n, 3)
+    graph = nx.DiGraph()
+    graph.add_nodes_from(range(n))
+    graph.add_edges_from(edges)
+    for k, vec in enumerate(vectors):
+        expected = nx.pagerank(graph, alpha=0.85, personalization=vec, tol=1e-14, max_iter=1000)
+        assert np.abs(got[k] - [expected[i] for i in range(n)]).max() < 1e-9, k
+    assert len(result.vector_iterations) == 3 and result.converged
+
+
+small_graphs = st.integers(min_value=2, max_value=12).flatmap(
+    lambda n: st.tuples(st.just(n), st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=30))
+)
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(graph=small_graphs, seed=st.integers(0, 1000))
+def test_properties_sum_to_one_non_negative_relabel_invariant(spark, graph, seed):
+    n, edges = graph
+    edges = [(a, b) for a, b in edges if a != b]
+    result = as_matrix(BlockEngine(spark, RankParams(tol=1e-12, blocks=2)).run(rank_graph(spark, n, edges)), n)[0]
+    assert result.sum() == pytest.approx(1.0, abs=1e-9)
+    assert (result >= 0).all()
+    perm = np.random.default_rng(seed).permutation(n)
+    relabelled = as_matrix(
+        BlockEngine(spark, RankParams(tol=1e-12, blocks=1)).run(rank_graph(spark, n, [(perm[a], perm[b]) for a, b in edges])), n
+    )[0]
+    assert np.abs(relabelled[perm] - result).max() < 1e-9
+
+
+def test_killed_run_resumes_from_checkpoint_with_same_ranks(spark, tmp_path):
+    rng = np.random.default_rng(5)
+    n = 60
+    edges = [(int(a), int(b)) for a, b in rng.integers(0, n, size=(200, 2)) if a != b]
+    graph = rank_graph(spark, n, edges)
+    params = RankParams(tol=1e-14, max_iter=40, blocks=2, checkpoint_every=10)
+    uninterrupted = as_matrix(BlockEngine(spark, params).run(graph), n)[0]
+
+    lake = Lake(spark, config_from_dict({"lake": {"path": str(tmp_path / "lake")}}).lake)
+    store = DeltaStateStore(lake, "rank_state", "run-1")
+
+    class Killed(Exception):
+        pass
+
+    def kill_after_21(stat):
+        if stat.iteration == 21:
+            raise Killed
+
+    with pytest.raises(Killed):
+        BlockEngine(spark, params).run(graph, state=store, progress=kill_after_21)
+    engine = BlockEngine(spark, params)
+    resumed = engine.run(graph, state=store)
+    assert engine.resumed_from == 20
+    assert resumed.history[0].iteration == 21
+    assert np.abs(as_matrix(resumed, n)[0] - uninterrupted).max() < 1e-15
+
+
+@pytest.mark.slow
+def test_hollins_pagerank_matches_networkx_and_records_run(spark, hollins_lake, capsys):
+    config, _ = hollins_lake
+    lake = Lake(spark, config.lake)
+    assert main(["pagerank", "--lake", config.lake.path, "--tol", "1e-10"]) == 0
+    assert "converged" in capsys.readouterr().out
+
+    pages = [r.page_id for r in lake.read(S.PAGES_TABLE).select(S.PAGE_ID).collect()]
+    links = [(r.src_id, r.dst_id) for r in lake.read(S.LINKS_TABLE).select(S.SRC_ID, S.DST_ID).collect()]
+    graph = nx.DiGraph()
+    graph.add_nodes_from(pages)
+    graph.add_edges_from(links)
+    expected = nx.pagerank(graph, alpha=0.85, tol=1e-12, max_iter=1000)
+    got = {r.page_id: r["rank"] for r in lake.read(S.PAGERANK_TABLE).collect()}
+    assert len(got) == len(pages)
+    assert max(abs(got[p] - expected[p]) for p in pages) < 1e-9
+
+    run = lake.read(S.RANK_RUNS_TABLE).orderBy(F.desc("started_at")).first()
+    assert run.converged and run.engine == "fast" and run.graph_version == lake.version(S.LINKS_TABLE)
+    assert run.iterations == len(run.history) and run.history[-1].l1_change < 1e-10
+    assert run.pages == len(pages)
+
+
+@pytest.mark.slow
+def test_topic_vectors_and_empty_vector_error(spark, hollins_lake, capsys):
+    config, _ = hollins_lake
+    report = pagerank_step(spark, config, PersonalizationSpec(topics=[["admissions"], ["library", "books"]]))
+    assert report.converged and report.vectors == 2
+    lake = Lake(spark, config.lake)
+    sums = {r.vector_id: r.total for r in lake.read(S.PAGERANK_TABLE).groupBy(S.VECTOR_ID).agg(F.sum(S.RANK).alias("total")).collect()}
+    assert sums.keys() == {0, 1} and all(abs(t - 1) < 1e-9 for t in sums.values())
+
+    code = main(["pagerank", "--lake", config.lake.path, "--topic", "zzzunmatchedterm"])
+    assert code == 2
+    assert "matches no page: zzzunmatchedterm" in capsys.readouterr().err
