@@ -64,12 +64,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--iterations", type=int, default=10)
     parser.add_argument("--blocks", type=int, default=0)
     parser.add_argument("--skip-naive", action="store_true")
+    parser.add_argument("--with-graphframes", action="store_true",
+                        help="add the GraphFrames JVM package to the session (needs Maven Central to serve it)")
     args = parser.parse_args(argv)
 
     arcs = load_arcs(args.graph)
     n = int(arcs.max()) + 1
     print(f"graph {args.graph}: {n} vertices, {len(arcs)} arcs", flush=True)
-    config = config_from_dict({"spark": {"master": "local[2]", "graphframes": True, "shuffle_partitions": 2}})
+    config = config_from_dict({"spark": {"master": "local[2]", "graphframes": args.with_graphframes,
+                                           "shuffle_partitions": 2}})
     spark = get_spark(config.spark)
     spark.sparkContext.setLogLevel("ERROR")
     edges = spark.createDataFrame(arcs.tolist(), "src long, dst long").repartition(4).cache()

@@ -194,3 +194,12 @@ def test_topic_vectors_and_empty_vector_error(spark, hollins_lake, capsys):
     code = main(["pagerank", "--lake", config.lake.path, "--topic", "zzzunmatchedterm"])
     assert code == 2
     assert "matches no page: zzzunmatchedterm" in capsys.readouterr().err
+
+
+def test_graphframes_engine_without_its_jar_stops_with_a_clear_error(spark, tmp_path, capsys):
+    from linkgraph.rank.gf import GraphFramesUnavailable, graphframes_pagerank
+
+    if spark._jvm.org.graphframes.GraphFrame.__class__.__name__ == "JavaClass":
+        pytest.skip("GraphFrames JVM package present: the engine runs")
+    with pytest.raises(GraphFramesUnavailable, match="GraphFrames JVM package not available"):
+        graphframes_pagerank(rank_graph(spark, 3, HAND_EDGES), RankParams())

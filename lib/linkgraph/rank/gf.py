@@ -29,22 +29,23 @@ def graphframes_pagerank(
     if teleport is not None:
         raise GraphFramesUnavailable("the graphframes engine computes uniform PageRank only")
     spark = graph.edges.sparkSession
-    try:
-        spark._jvm.org.graphframes.GraphFrame  # noqa: B018 - raises when the jar is absent
-        from graphframes import GraphFrame
+    from py4j.java_gateway import JavaClass
 
-        vertices = spark.range(graph.n)
-        edges = graph.edges.select(F.col(SRC).alias("src"), F.col(DST).alias("dst"))
-        started = time.monotonic()
-        result = GraphFrame(vertices, edges).pageRank(resetProbability=1.0 - params.damping, maxIter=params.max_iter)
-        ranks = result.vertices.select(F.col("id").alias(VERTEX), F.col("pagerank").alias(RANK)).cache()
-    except Exception as exc:  # py4j reports a missing class in several ways
-        if "graphframes" in str(exc).lower() or "GraphFrame" in str(exc):
-            raise GraphFramesUnavailable(
-                "GraphFrames JVM package not available in this Spark session: set spark.graphframes: true "
-                "(io.graphframes:graphframes-spark4_2.13) where Maven Central serves it"
-            ) from exc
-        raise
+    if not isinstance(spark._jvm.org.graphframes.GraphFrame, JavaClass):
+        raise GraphFramesUnavailable(
+            "GraphFrames JVM package not available in this Spark session: set spark.graphframes: true "
+            "(io.graphframes:graphframes-spark4_2.13) where Maven Central serves it"
+        )
+    try:
+        from graphframes import GraphFrame
+    except ImportError as exc:
+        raise GraphFramesUnavailable(f"graphframes-py cannot be imported: {exc}") from exc
+
+    vertices = spark.range(graph.n)
+    edges = graph.edges.select(F.col(SRC).alias("src"), F.col(DST).alias("dst"))
+    started = time.monotonic()
+    result = GraphFrame(vertices, edges).pageRank(resetProbability=1.0 - params.damping, maxIter=params.max_iter)
+    ranks = result.vertices.select(F.col("id").alias(VERTEX), F.col("pagerank").alias(RANK)).cache()
     total = ranks.agg(F.sum(RANK)).first()[0]
     stat = IterationStat(params.max_iter, float("nan"), float("nan"), time.monotonic() - started)
     if progress:
