@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pyspark.sql.types import (
     ArrayType,
+    BinaryType,
     BooleanType,
     DoubleType,
     IntegerType,
@@ -173,6 +174,18 @@ RANK_RUNS = StructType(
         StructField("final_l1_change", DoubleType(), True),
         StructField("seconds", DoubleType(), False),
         StructField("history", ArrayType(ITERATION), False),
+    ]
+)
+
+# The block engine's rank state of the last checkpointed iteration (``linkgraph.rank.state``).
+RANK_STATE = StructType(
+    [
+        StructField("run_key", StringType(), False),
+        StructField("iteration", IntegerType(), False),
+        StructField("active", BinaryType(), False),            # bool[K]: vectors still iterating
+        StructField("vector_iterations", ArrayType(IntegerType()), False),
+        StructField("block", IntegerType(), False),
+        StructField("ranks", BinaryType(), False),             # float64[K, block size]
     ]
 )
 

@@ -44,13 +44,12 @@ from pyspark.sql.types import (
     StructType,
 )
 
-from linkgraph.rank.graph import DST, SRC, RankGraph
+from linkgraph.rank.graph import DST, SRC, VERTEX, RankGraph
+from linkgraph.schemas import RANK, VECTOR_ID
 
 log = logging.getLogger(__name__)
 
 BLOCK, SB, DB = "block", "sb", "db"
-VECTOR_ID, RANK = "vector_id", "rank"
-VERTEX = "vertex"
 
 EDGE_BLOCK = StructType(
     [
@@ -81,13 +80,6 @@ PARTIAL = StructType(
         StructField(BLOCK, IntegerType(), False),
         StructField("is_old", IntegerType(), False),
         StructField("values", BinaryType(), False),
-    ]
-)
-TELEPORT = StructType(
-    [
-        StructField(VECTOR_ID, IntegerType(), False),
-        StructField(VERTEX, LongType(), False),
-        StructField("weight", DoubleType(), False),
     ]
 )
 RANKS = StructType(

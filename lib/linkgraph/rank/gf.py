@@ -14,8 +14,9 @@ from typing import Callable
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from linkgraph.rank.engine import RANK, VECTOR_ID, VERTEX, IterationStat, RankParams, RankResult
-from linkgraph.rank.graph import DST, SRC, RankGraph
+from linkgraph.rank.engine import IterationStat, RankParams, RankResult
+from linkgraph.rank.graph import DST, SRC, VERTEX, RankGraph
+from linkgraph.schemas import RANK, VECTOR_ID
 
 
 class GraphFramesUnavailable(RuntimeError):

@@ -6,23 +6,12 @@ import logging
 
 import numpy as np
 from pyspark.sql import functions as F
-from pyspark.sql.types import ArrayType, BinaryType, IntegerType, StringType, StructField, StructType
 
 from linkgraph.io.delta import Lake
 from linkgraph.rank.engine import BLOCK, StateStore
+from linkgraph.schemas import RANK_STATE
 
 log = logging.getLogger(__name__)
-
-RANK_STATE = StructType(
-    [
-        StructField("run_key", StringType(), False),
-        StructField("iteration", IntegerType(), False),
-        StructField("active", BinaryType(), False),
-        StructField("vector_iterations", ArrayType(IntegerType()), False),
-        StructField(BLOCK, IntegerType(), False),
-        StructField("ranks", BinaryType(), False),
-    ]
-)
 
 
 class DeltaStateStore(StateStore):

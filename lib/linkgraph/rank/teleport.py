@@ -14,8 +14,8 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from linkgraph import schemas as S
-from linkgraph.rank.engine import VECTOR_ID, VERTEX
-from linkgraph.rank.graph import VERTEX as GRAPH_VERTEX
+from linkgraph.rank.graph import VERTEX
+from linkgraph.schemas import VECTOR_ID
 from linkgraph.urls import canonicalize
 
 
@@ -50,7 +50,7 @@ def from_seed_urls(vertices: DataFrame, pages: DataFrame, seed_groups: list[list
                 rows.append((k, canonical))
     seeds = spark.createDataFrame(rows, f"{VECTOR_ID} int, {S.URL} string")
     matched = seeds.join(pages.select(S.URL, S.PAGE_ID), on=S.URL, how="inner").join(vertices, on=S.PAGE_ID, how="inner")
-    return normalise(matched.select(VECTOR_ID, F.col(GRAPH_VERTEX).alias(VERTEX), F.lit(1.0).alias("weight")))
+    return normalise(matched.select(VECTOR_ID, VERTEX, F.lit(1.0).alias("weight")))
 
 
 def from_topics(vertices: DataFrame, pages: DataFrame, links: DataFrame, topics: list[list[str]]) -> DataFrame:
@@ -66,7 +66,7 @@ def from_topics(vertices: DataFrame, pages: DataFrame, links: DataFrame, topics:
     for part in parts[1:]:
         matched = matched.unionByName(part)
     matched = matched.join(vertices, on=S.PAGE_ID, how="inner")
-    return normalise(matched.select(VECTOR_ID, F.col(GRAPH_VERTEX).alias(VERTEX), F.lit(1.0).alias("weight")))
+    return normalise(matched.select(VECTOR_ID, VERTEX, F.lit(1.0).alias("weight")))
 
 
 def from_table(vertices: DataFrame, table: DataFrame) -> tuple[DataFrame, int]:
@@ -77,6 +77,6 @@ def from_table(vertices: DataFrame, table: DataFrame) -> tuple[DataFrame, int]:
     if VECTOR_ID not in table.columns:
         table = table.withColumn(VECTOR_ID, F.lit(0))
     matched = table.join(vertices, on=S.PAGE_ID, how="inner")
-    teleport = normalise(matched.select(VECTOR_ID, F.col(GRAPH_VERTEX).alias(VERTEX), F.col("weight").cast("double")))
+    teleport = normalise(matched.select(VECTOR_ID, VERTEX, F.col("weight").cast("double")))
     k = table.agg(F.max(VECTOR_ID)).first()[0]
     return teleport, (0 if k is None else int(k) + 1)
