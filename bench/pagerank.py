@@ -91,10 +91,8 @@ def main(argv: list[str] | None = None) -> int:
         diff = np.abs(ranks_vector(result, n) - reference).max() if result is not None else float("nan")
         print(f"{name:<12} {sec:9.3f} s/iteration  {len(arcs) / sec:14,.0f} edges/s  max_abs_diff_vs_scipy={diff:.3e}", flush=True)
 
-    engine = BlockEngine(spark, fixed)
-    result = engine.run(graph, progress=lambda s: print(f"  fast iteration {s.iteration}: l1={s.l1:.3e} {s.seconds:.2f}s", flush=True))
+    result = BlockEngine(spark, fixed).run(graph, progress=lambda s: print(f"  fast iteration {s.iteration}: l1={s.l1:.3e} {s.seconds:.2f}s", flush=True))
     report("fast", result, sum(h.seconds for h in result.history))
-    engine.release()
 
     if not args.skip_naive:
         result = naive_pagerank(graph, fixed)

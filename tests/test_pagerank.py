@@ -151,9 +151,8 @@ def test_killed_run_resumes_from_checkpoint_with_same_ranks(spark, tmp_path):
 
     with pytest.raises(Killed):
         BlockEngine(spark, params).run(graph, state=store, progress=kill_after_21)
-    engine = BlockEngine(spark, params)
-    resumed = engine.run(graph, state=store)
-    assert engine.resumed_from == 20
+    resumed = BlockEngine(spark, params).run(graph, state=store)
+    assert resumed.resumed_from == 20
     assert resumed.history[0].iteration == 21
     assert np.abs(as_matrix(resumed, n)[0] - uninterrupted).max() < 1e-15
 

@@ -244,10 +244,6 @@ class RankRunReport:
         )
 
 
-class EngineUnavailableError(RuntimeError):
-    """The chosen engine cannot run in this Spark session."""
-
-
 def _log_iteration(stat) -> None:
     log.info(
         "pagerank iteration %d: l1_change=%.3e dangling_mass=%.6f active_vectors=%d %.2fs",
@@ -284,10 +280,10 @@ def pagerank_step(
     graph_version = lake.version(S.LINKS_TABLE)
     pages, links = lake.read(S.PAGES_TABLE), lake.read(S.LINKS_TABLE)
     graph = build_rank_graph(pages, links, tuple(rc.exclude_link_types))
-    graph.edges = graph.edges.persist(StorageLevel.MEMORY_AND_DISK)
-    graph.n_edges = graph.edges.count()
     if graph.n == 0:
         raise readers.InputSchemaError("the pages table is empty: nothing to rank")
+    graph.edges = graph.edges.persist(StorageLevel.MEMORY_AND_DISK)
+    graph.n_edges = graph.edges.count()
 
     teleport, n_vectors = None, 1
     if personalization.seeds:
@@ -316,12 +312,10 @@ def pagerank_step(
         previous = lake.read(S.PAGERANK_TABLE).select(S.PAGE_ID, S.VECTOR_ID, S.RANK)
         initial = previous.join(graph.vertices, on=S.PAGE_ID, how="inner").select(VERTEX, S.VECTOR_ID, S.RANK)
 
-    resumed_from = None
     if rc.engine == "fast":
         state = DeltaStateStore(lake, S.RANK_STATE_TABLE, run_key)
-        engine = BlockEngine(spark, params)
-        result = engine.run(graph, teleport, n_vectors, initial=initial, state=state, progress=_log_iteration)
-        resumed_from = engine.resumed_from
+        result = BlockEngine(spark, params).run(graph, teleport, n_vectors, initial=initial, state=state,
+                                                progress=_log_iteration)
     elif rc.engine == "naive":
         if n_vectors != 1:
             raise readers.InputSchemaError("the naive engine computes one vector at a time")
@@ -346,13 +340,15 @@ def pagerank_step(
     final_l1 = result.history[-1].l1 if result.history else None
     run_row = (
         run_id, started_at.replace(tzinfo=None), rc.engine, rc.damping, rc.tol, rc.max_iter, personalization.describe(),
-        n_vectors, bool(initial is not None), resumed_from, graph_version, graph.n, graph.n_edges,
+        n_vectors, bool(initial is not None), result.resumed_from, graph_version, graph.n, graph.n_edges,
         result.iterations, result.converged, [int(i) for i in result.vector_iterations], final_l1, seconds,
         [(h.iteration, h.l1, h.dangling_mass, h.seconds, h.active_vectors) for h in result.history],
     )
     lake.append(S.RANK_RUNS_TABLE, spark.createDataFrame([run_row], S.RANK_RUNS))
     report = RankRunReport(run_id, rc.engine, result.iterations, result.converged, n_vectors, graph.n,
-                           graph.n_edges, final_l1, seconds, resumed_from)
+                           graph.n_edges, final_l1, seconds, result.resumed_from)
     log.info(report.summary())
-    graph.edges.unpersist()
+    for cached in (graph.edges, graph.vertices, teleport):
+        if cached is not None:
+            cached.unpersist()
     return report

@@ -117,6 +117,7 @@ class RankResult:
     converged: bool
     vector_iterations: list[int]      # per vector: iterations until it converged (or max_iter)
     history: list[IterationStat] = field(default_factory=list)
+    resumed_from: int | None = None   # the checkpointed iteration a resumed run started after
 
 
 class StateStore:
@@ -257,7 +258,6 @@ class BlockEngine:
         n_vectors: int = 1,
         initial: DataFrame | None = None,
         state: StateStore | None = None,
-        resume: bool = True,
         progress: Callable[[IterationStat], None] | None = None,
     ) -> RankResult:
         params, n = self.params, graph.n
@@ -267,11 +267,19 @@ class BlockEngine:
         edge_blocks = build_edge_blocks(graph, block_size, partitions).persist(StorageLevel.MEMORY_AND_DISK)
         static = build_static_blocks(self.spark, graph, teleport, n_vectors, n_blocks, block_size, partitions)
         static = static.persist(StorageLevel.MEMORY_AND_DISK)
-        edge_blocks.count()
-        static.count()
+        try:
+            edge_blocks.count()  # pack the links once, before the timed iterations
+            static.count()
+            return self._power_iterate(graph, edge_blocks, static, n_vectors, n_blocks, block_size, partitions,
+                                       initial, state, progress)
+        finally:
+            edge_blocks.unpersist()
+            static.unpersist()
 
-        resumed = state.load(partitions) if resume else None
-        self.resumed_from = resumed[0] if resumed is not None else None
+    def _power_iterate(self, graph, edge_blocks, static, n_vectors, n_blocks, block_size, partitions,
+                       initial, state, progress) -> RankResult:
+        params, n = self.params, graph.n
+        resumed = state.load(partitions)
         if resumed is not None:
             start_iteration, ranks, active, vector_iterations = resumed
             log.info("resuming from iteration %d", start_iteration)
@@ -283,6 +291,8 @@ class BlockEngine:
                 ranks = initial_rank_blocks(self.spark, n, n_vectors, n_blocks, block_size, partitions)
             active = np.ones(n_vectors, dtype=bool)
             vector_iterations = [params.max_iter] * n_vectors
+        # Local checkpoints (here and per iteration) keep the plan from growing with the iteration
+        # count; the blocks of a replaced one are freed by Spark's ContextCleaner once unreferenced.
         ranks = ranks.localCheckpoint(eager=True)
         dangling_mass = self._dangling_mass(ranks, static, n_vectors)
 
@@ -291,12 +301,9 @@ class BlockEngine:
         while iteration < params.max_iter and active.any():
             started = time.monotonic()
             iteration += 1
-            # A local checkpoint per iteration keeps the plan from growing with the iteration count.
-            new_ranks = self._iterate(edge_blocks, static, ranks, dangling_mass, active, n, block_size, n_vectors)
-            new_ranks = new_ranks.localCheckpoint(eager=True)
-            l1, dangling_mass = self._stats(new_ranks, n_vectors)
-            ranks.unpersist()
-            ranks = new_ranks
+            ranks = self._iterate(edge_blocks, static, ranks, dangling_mass, active, n, block_size, n_vectors)
+            ranks = ranks.localCheckpoint(eager=True)
+            l1, dangling_mass = self._stats(ranks, n_vectors)
             for k in np.flatnonzero(active):
                 if l1[k] < params.tol:
                     active[k] = False
@@ -309,19 +316,14 @@ class BlockEngine:
             if progress:
                 progress(stat)
 
-        result = RankResult(
+        return RankResult(
             ranks=explode_rank_blocks(ranks, n, block_size, n_vectors),
             iterations=iteration,
             converged=not active.any(),
             vector_iterations=vector_iterations,
             history=history,
+            resumed_from=resumed[0] if resumed is not None else None,
         )
-        self._cleanup = (edge_blocks, static, ranks)
-        return result
-
-    def release(self) -> None:
-        for df in getattr(self, "_cleanup", ()):
-            df.unpersist()
 
     @staticmethod
     def _dangling_mass(ranks: DataFrame, static: DataFrame, n_vectors: int) -> np.ndarray:

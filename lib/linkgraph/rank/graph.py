@@ -26,12 +26,13 @@ SRC, DST = "src", "dst"
 
 @dataclass
 class RankGraph:
-    """``vertices``: (page_id, vertex); ``edges``: (src, dst) vertex indices; ``n`` vertices."""
+    """``vertices``: (page_id, vertex); ``edges``: (src, dst) vertex indices; ``n`` vertices;
+    ``n_edges`` once counted."""
 
-    vertices: DataFrame
+    vertices: DataFrame | None
     edges: DataFrame
     n: int
-    n_edges: int
+    n_edges: int | None = None
 
 
 def vertex_index(pages: DataFrame) -> tuple[DataFrame, int]:
@@ -59,4 +60,4 @@ def build_rank_graph(pages: DataFrame, links: DataFrame, exclude_link_types: tup
         .join(vertices.select(F.col(S.PAGE_ID).alias(S.DST_ID), F.col(VERTEX).alias(DST)), on=S.DST_ID, how="inner")
         .select(SRC, DST)
     )
-    return RankGraph(vertices=vertices, edges=edges, n=n, n_edges=-1)
+    return RankGraph(vertices=vertices, edges=edges, n=n)
