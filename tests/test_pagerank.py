@@ -202,3 +202,19 @@ def test_graphframes_engine_without_its_jar_stops_with_a_clear_error(spark, tmp_
         pytest.skip("GraphFrames JVM package present: the engine runs")
     with pytest.raises(GraphFramesUnavailable, match="GraphFrames JVM package not available"):
         graphframes_pagerank(rank_graph(spark, 3, HAND_EDGES), RankParams())
+
+
+def test_warm_start_from_converged_ranks_saves_iterations(spark):
+    rng = np.random.default_rng(9)
+    n = 50
+    edges = [(int(a), int(b)) for a, b in rng.integers(0, n, size=(180, 2)) if a != b]
+    graph = rank_graph(spark, n, edges)
+    params = RankParams(tol=1e-10, blocks=2)
+    cold = BlockEngine(spark, params).run(graph)
+    cold_ranks = as_matrix(cold, n)[0]
+    # the previous run knew only the first 40 pages: the others start at 1/n, then renormalised
+    previous = cold.ranks.where("vertex < 40")
+    warm = BlockEngine(spark, params).run(graph, initial=previous)
+    assert warm.converged and cold.converged
+    assert warm.iterations < cold.iterations
+    assert np.abs(as_matrix(warm, n)[0] - cold_ranks).max() < 1e-9

@@ -12,15 +12,11 @@ import sys
 import tempfile
 from pathlib import Path
 
+from linkgraph import schemas as S
 from linkgraph.config import Config, ConfigError, load_config
+from linkgraph.rank.gf import GraphFramesUnavailable
+from linkgraph.rank.teleport import EmptyTeleportError
 from linkgraph.readers import FORMATS, InputSchemaError
-
-
-def _usage_errors() -> tuple[type[Exception], ...]:
-    from linkgraph.rank.gf import GraphFramesUnavailable
-    from linkgraph.rank.teleport import EmptyTeleportError
-
-    return (ConfigError, InputSchemaError, UsageError, EmptyTeleportError, GraphFramesUnavailable)
 
 log = logging.getLogger("linkgraph")
 
@@ -104,15 +100,9 @@ def cmd_ingest(args: argparse.Namespace, config: Config) -> int:
 
 
 def _rank_config(args: argparse.Namespace, config: Config) -> Config:
-    overrides = {}
-    if getattr(args, "engine", None):
-        overrides["engine"] = args.engine
-    if getattr(args, "tol", None) is not None:
-        overrides["tol"] = args.tol
-    if getattr(args, "max_iter", None) is not None:
-        overrides["max_iter"] = args.max_iter
-    if not overrides:
-        return config
+    """``rank`` config with the flags given on the command line applied."""
+    flags = {"engine": args.engine, "tol": args.tol, "max_iter": args.max_iter}
+    overrides = {key: value for key, value in flags.items() if value is not None}
     return dataclasses.replace(config, rank=dataclasses.replace(config.rank, **overrides))
 
 
@@ -132,7 +122,8 @@ def cmd_pagerank(args: argparse.Namespace, config: Config) -> int:
 
 
 def cmd_run(args: argparse.Namespace, config: Config) -> int:
-    from linkgraph.pipeline import ingest_step, sample_input
+    from linkgraph.io.delta import Lake
+    from linkgraph.pipeline import ingest_step, pagerank_step, sample_input
     from linkgraph.session import get_spark
 
     if args.input:
@@ -142,10 +133,6 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
         print(f"using the built-in sample crawl: {input_path}")
     spark = get_spark(config.spark)
     print(ingest_step(spark, config, input_path, fmt).summary())
-    from linkgraph import schemas as S
-    from linkgraph.io.delta import Lake
-    from linkgraph.pipeline import pagerank_step
-
     print(pagerank_step(spark, config).summary())
     lake = Lake(spark, config.lake)
     print("tables:")
@@ -164,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         config = resolve_config(args)
         return COMMANDS[args.command](args, config)
-    except _usage_errors() as exc:
+    except (ConfigError, InputSchemaError, UsageError, EmptyTeleportError, GraphFramesUnavailable) as exc:
         print(f"linkgraph {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
 

@@ -64,56 +64,35 @@ def _max_page_id(lake: Lake) -> int:
     return -1 if value is None else int(value)
 
 
+def _widen_sightings(first: str, last: str) -> tuple[str, dict[str, str]]:
+    """MERGE condition and update of a sighting interval: earliest ``first``, latest ``last``.
+    The condition is false when the source adds nothing, so a re-run touches no row."""
+    condition = f"NOT (t.{first} <=> least(t.{first}, s.{first})) OR NOT (t.{last} <=> greatest(t.{last}, s.{last}))"
+    return condition, {first: f"least(t.{first}, s.{first})", last: f"greatest(t.{last}, s.{last})"}
+
+
 def upsert_pages(lake: Lake, pages: DataFrame, key: str) -> tuple[int, int]:
     """MERGE pages on ``key``: insert new ones, widen first/last seen of known ones."""
-    version_before = lake.version(S.PAGES_TABLE)
-    (
-        lake.delta_table(S.PAGES_TABLE).alias("t")
-        .merge(pages.alias("s"), f"t.{key} = s.{key}")
-        .whenMatchedUpdate(
-            condition="NOT (t.first_seen_at <=> least(t.first_seen_at, s.first_seen_at)) "
-            "OR NOT (t.last_seen_at <=> greatest(t.last_seen_at, s.last_seen_at))",
-            set={
-                S.FIRST_SEEN_AT: "least(t.first_seen_at, s.first_seen_at)",
-                S.LAST_SEEN_AT: "greatest(t.last_seen_at, s.last_seen_at)",
-            },
-        )
-        .whenNotMatchedInsertAll()
-        .execute()
-    )
-    metrics = lake.merge_metrics_since(S.PAGES_TABLE, version_before)
+    condition, widened = _widen_sightings(S.FIRST_SEEN_AT, S.LAST_SEEN_AT)
+    metrics = lake.merge(S.PAGES_TABLE, pages, keys=[key], update_set=widened, update_condition=condition)
     return metrics.inserted, metrics.updated
 
 
 def upsert_links(lake: Lake, links: DataFrame) -> tuple[int, int]:
     """MERGE links on (src_id, dst_id); a newer sighting replaces anchor/context/type/position."""
-    version_before = lake.version(S.LINKS_TABLE)
+    condition, widened = _widen_sightings(S.DISCOVERED_AT, S.LAST_SEEN_AT)
     newer = "(s.last_seen_at > t.last_seen_at OR (t.last_seen_at IS NULL AND s.last_seen_at IS NOT NULL))"
-    (
-        lake.delta_table(S.LINKS_TABLE).alias("t")
-        .merge(links.alias("s"), "t.src_id = s.src_id AND t.dst_id = s.dst_id")
-        .whenMatchedUpdate(
-            condition="NOT (t.discovered_at <=> least(t.discovered_at, s.discovered_at)) "
-            "OR NOT (t.last_seen_at <=> greatest(t.last_seen_at, s.last_seen_at))",
-            set={
-                **{c: f"CASE WHEN {newer} THEN s.{c} ELSE t.{c} END"
-                   for c in (S.ANCHOR_TEXT, S.CONTEXT_WINDOW, S.LINK_TYPE, S.POSITION)},
-                S.DISCOVERED_AT: "least(t.discovered_at, s.discovered_at)",
-                S.LAST_SEEN_AT: "greatest(t.last_seen_at, s.last_seen_at)",
-            },
-        )
-        .whenNotMatchedInsertAll()
-        .execute()
-    )
-    metrics = lake.merge_metrics_since(S.LINKS_TABLE, version_before)
+    replaced = {c: f"CASE WHEN {newer} THEN s.{c} ELSE t.{c} END"
+                for c in (S.ANCHOR_TEXT, S.CONTEXT_WINDOW, S.LINK_TYPE, S.POSITION)}
+    metrics = lake.merge(S.LINKS_TABLE, links, keys=[S.SRC_ID, S.DST_ID], update_set={**replaced, **widened},
+                         update_condition=condition)
     return metrics.inserted, metrics.updated
 
 
 def write_rejects(lake: Lake, rejects: DataFrame) -> int:
     """Insert-only MERGE on ``reject_id``: the same bad record is stored once, however often it
     is ingested."""
-    metrics = lake.merge(S.REJECTS_TABLE, rejects, keys=[S.REJECT_ID], update_columns=[])
-    return metrics.inserted
+    return lake.merge(S.REJECTS_TABLE, rejects, keys=[S.REJECT_ID], update_set={}).inserted
 
 
 def ingest_step(spark: SparkSession, config: Config, input_path: str, fmt: str) -> IngestReport:

@@ -99,29 +99,28 @@ class Lake:
         table: str,
         updates: DataFrame,
         keys: list[str],
-        update_columns: list[str] | None = None,
+        update_set: dict[str, str] | None = None,
         update_condition: str | None = None,
     ) -> MergeMetrics:
         """Upsert ``updates`` into ``table`` on equality of ``keys`` in one MERGE commit.
 
-        Matched rows are updated (only ``update_columns``, only where ``update_condition`` holds,
-        which is how a re-run with the same input leaves every row untouched); unmatched rows are
-        inserted.  ``update_columns=[]`` makes the merge insert-only.  Columns are referenced as
-        ``t.<col>`` (target) and ``s.<col>`` (source) in the condition.
+        Matched rows get ``update_set`` (column -> SQL expression; default: every non-key column
+        from the source), only where ``update_condition`` holds, which is how a re-run with the
+        same input leaves every row untouched; unmatched rows are inserted.  ``update_set={}``
+        makes the merge insert-only.  Expressions name ``t.<col>`` (target) and ``s.<col>``
+        (source).
         """
         version_before = self.version(table)
         condition = " AND ".join(f"t.`{k}` = s.`{k}`" for k in keys)
         merge = self.delta_table(table).alias("t").merge(updates.alias("s"), condition)
-        if update_columns is None:
-            update_columns = [c for c in updates.columns if c not in keys]
-        if update_columns:
-            merge = merge.whenMatchedUpdate(
-                condition=update_condition, set={c: f"s.`{c}`" for c in update_columns}
-            )
+        if update_set is None:
+            update_set = {c: f"s.`{c}`" for c in updates.columns if c not in keys}
+        if update_set:
+            merge = merge.whenMatchedUpdate(condition=update_condition, set=update_set)
         merge.whenNotMatchedInsertAll().execute()
-        return self.merge_metrics_since(table, version_before)
+        return self._merge_metrics_since(table, version_before)
 
-    def merge_metrics_since(self, table: str, version_before: int | None) -> MergeMetrics:
+    def _merge_metrics_since(self, table: str, version_before: int | None) -> MergeMetrics:
         """Row counts of the MERGE committed after ``version_before`` (zeros if none was)."""
         last = self.delta_table(table).history(1).select("version", "operation", "operationMetrics").first()
         if last["version"] == version_before or last["operation"] != "MERGE":
