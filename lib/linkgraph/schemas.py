@@ -189,6 +189,24 @@ RANK_STATE = StructType(
     ]
 )
 
+# --- page signals (what the crawler's parser saw on a page; input of the reward ranker) ---------
+TITLE = "title"
+TEXT = "text"
+FEED_LINKS = "feed_links"
+FETCHED_AT = "fetched_at"
+
+# One row per crawled page, keyed by canonical ``url``.  Written by the sample crawl and by
+# crawl-input ingestion (WARC/WAT); a crawler may supply it as JSON lines of the same columns.
+PAGE_SIGNALS = StructType(
+    [
+        StructField(URL, StringType(), False),
+        StructField(TITLE, StringType(), True),
+        StructField(TEXT, StringType(), True),
+        StructField(FEED_LINKS, ArrayType(StringType()), True),   # absolute URLs of XML feeds linked
+        StructField(FETCHED_AT, TimestampType(), True),
+    ]
+)
+
 # Table names inside the lake.
 PAGES_TABLE = "pages"
 LINKS_TABLE = "links"
@@ -196,3 +214,4 @@ REJECTS_TABLE = "rejects"
 PAGERANK_TABLE = "pagerank"
 RANK_RUNS_TABLE = "rank_runs"
 RANK_STATE_TABLE = "rank_state"
+PAGE_SIGNALS_TABLE = "page_signals"
