@@ -69,6 +69,16 @@ def build_parser() -> argparse.ArgumentParser:
     rank.add_argument("--warm-start", action="store_true", help="start from the previous run's ranks")
     _common(rank)
 
+    analyze = sub.add_parser("analyze", help="indexes, host/domain graphs, domain authority, link farms, "
+                                             "syndication networks and page flags")
+    _common(analyze)
+
+    links = sub.add_parser("links", help="one page's out-links, in-links or incoming anchors, from the indexes")
+    links.add_argument("direction", choices=("out", "in", "anchors"))
+    links.add_argument("url", help="page URL (canonicalised like ingest)")
+    links.add_argument("--limit", type=int, default=1000, help="print at most this many rows (default 1000)")
+    _common(links)
+
     run = sub.add_parser("run", help="run every pipeline step on an input, or on the built-in sample crawl")
     run.add_argument("--input", help="edge records (default: the built-in sample crawl)")
     run.add_argument("--format", choices=FORMATS)
@@ -121,9 +131,38 @@ def cmd_pagerank(args: argparse.Namespace, config: Config) -> int:
     return 0 if report.converged else config.rank.not_converged_exit_code
 
 
+def cmd_analyze(args: argparse.Namespace, config: Config) -> int:
+    from linkgraph.pipeline import analyze_step
+    from linkgraph.session import get_spark
+
+    print(analyze_step(get_spark(config.spark), config).summary())
+    return 0
+
+
+def cmd_links(args: argparse.Namespace, config: Config) -> int:
+    from linkgraph.pipeline import lookup_links
+    from linkgraph.session import get_spark
+
+    if args.limit <= 0:
+        raise UsageError("--limit must be positive")
+    try:
+        rows = lookup_links(get_spark(config.spark), config, args.direction, args.url).limit(args.limit + 1).collect()
+    except LookupError as exc:
+        raise UsageError(str(exc)) from None
+    for row in rows[: args.limit]:
+        if args.direction == "anchors":
+            context = f"\t{row[S.EXAMPLE_CONTEXT]}" if row[S.EXAMPLE_CONTEXT] else ""
+            print(f"{row[S.LINKS_COUNT]}\t{row[S.LINKING_DOMAINS]}\t{row[S.ANCHOR]}{context}")
+        else:
+            print(row[S.URL])
+    if len(rows) > args.limit:
+        print(f"... more than {args.limit} rows; raise --limit to see them", file=sys.stderr)
+    return 0
+
+
 def cmd_run(args: argparse.Namespace, config: Config) -> int:
     from linkgraph.io.delta import Lake
-    from linkgraph.pipeline import ingest_step, pagerank_step, sample_input
+    from linkgraph.pipeline import ANALYSIS_TABLES, analyze_step, ingest_step, pagerank_step, sample_input
     from linkgraph.session import get_spark
 
     if args.input:
@@ -134,14 +173,19 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
     spark = get_spark(config.spark)
     print(ingest_step(spark, config, input_path, fmt).summary())
     print(pagerank_step(spark, config).summary())
+    print(analyze_step(spark, config).summary())
     lake = Lake(spark, config.lake)
     print("tables:")
-    for table in (S.PAGES_TABLE, S.LINKS_TABLE, S.REJECTS_TABLE, S.PAGERANK_TABLE, S.RANK_RUNS_TABLE):
-        print(f"  {table:<10} {Path(lake.location(table)).resolve() if not lake.uses_catalog else lake.location(table)}")
+    for table in (S.PAGES_TABLE, S.LINKS_TABLE, S.REJECTS_TABLE, S.PAGERANK_TABLE, S.RANK_RUNS_TABLE, *ANALYSIS_TABLES):
+        if not lake.exists(table):
+            continue
+        print(f"  {table:<21} {Path(lake.location(table)).resolve() if not lake.uses_catalog else lake.location(table)}")
     return 0
 
 
-COMMANDS = {"ingest": cmd_ingest, "pagerank": cmd_pagerank, "run": cmd_run}
+COMMANDS = {
+    "ingest": cmd_ingest, "pagerank": cmd_pagerank, "analyze": cmd_analyze, "links": cmd_links, "run": cmd_run,
+}
 
 
 def main(argv: list[str] | None = None) -> int:

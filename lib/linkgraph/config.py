@@ -110,12 +110,52 @@ class RankConfig:
             raise ConfigError("rank.tol and rank.max_iter must be positive")
 
 
+DEFAULT_BOILERPLATE_ANCHORS = [
+    "click here", "here", "click", "read more", "more", "learn more", "link", "this", "this page",
+    "continue", "continue reading", "details", "more info", "website", "go", "next", "previous", "back",
+]
+
+
+@dataclass(frozen=True)
+class AnalysisConfig:
+    """Indexes, host/domain graphs and page flags (``linkgraph analyze``).
+
+    ``anchor_cap``: anchors kept per page in ``anchor_index`` (most frequent first).
+    ``boilerplate_anchors``: normalised anchors that say nothing about the target; counted, not indexed.
+    A domain is a link farm when at least ``link_farm_min_links`` of its links leave it and more than
+    ``link_farm_share`` of them go to one target domain.  Two domains form a syndication pair when
+    each sends the other at least ``syndication_min_links`` links.  ``authority_weight`` weights a
+    domain-graph edge by ``linking_pages`` (distinct source pages) or ``links``.  A page is
+    ``important`` when its rank exceeds mean + ``important_sigmas``·σ of its run.
+    """
+
+    anchor_cap: int = 50
+    boilerplate_anchors: list[str] = field(default_factory=lambda: list(DEFAULT_BOILERPLATE_ANCHORS))
+    link_farm_share: float = 0.9
+    link_farm_min_links: int = 10
+    syndication_min_links: int = 20
+    authority_weight: str = "linking_pages"
+    authority_max_iter: int = 100
+    important_sigmas: float = 2.0
+
+    def __post_init__(self) -> None:
+        if self.anchor_cap <= 0:
+            raise ConfigError("analysis.anchor_cap must be positive")
+        if not 0.0 < self.link_farm_share < 1.0:
+            raise ConfigError("analysis.link_farm_share must be in (0, 1)")
+        if self.link_farm_min_links <= 0 or self.syndication_min_links <= 0:
+            raise ConfigError("analysis.link_farm_min_links and analysis.syndication_min_links must be positive")
+        if self.authority_weight not in ("linking_pages", "links"):
+            raise ConfigError(f"analysis.authority_weight must be linking_pages or links, got {self.authority_weight!r}")
+
+
 @dataclass(frozen=True)
 class Config:
     spark: SparkConfig = field(default_factory=SparkConfig)
     lake: LakeConfig = field(default_factory=LakeConfig)
     ingest: IngestConfig = field(default_factory=IngestConfig)
     rank: RankConfig = field(default_factory=RankConfig)
+    analysis: AnalysisConfig = field(default_factory=AnalysisConfig)
 
     def with_lake_path(self, path: str | None) -> "Config":
         if path is None:

@@ -5,6 +5,7 @@ The CLI, the spark-submit entry points in ``jobs/`` and the notebooks all call t
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from linkgraph import readers
 from linkgraph import schemas as S
 from linkgraph.config import Config
 from linkgraph.io.delta import Lake
+from linkgraph.rank.graph import VERTEX as VERTEX_COLUMN
 
 log = logging.getLogger(__name__)
 
@@ -331,3 +333,169 @@ def pagerank_step(
         if cached is not None:
             cached.unpersist()
     return report
+
+
+# --- indexes and domain analysis -----------------------------------------------------------------
+
+ANALYSIS_TABLES = (
+    S.FORWARD_INDEX_TABLE, S.REVERSE_INDEX_TABLE, S.ANCHOR_INDEX_TABLE, S.HOSTS_TABLE, S.HOST_LINKS_TABLE,
+    S.DOMAINS_TABLE, S.DOMAIN_LINKS_TABLE, S.DOMAIN_AUTHORITY_TABLE, S.LINK_FARMS_TABLE,
+    S.SYNDICATION_NETWORKS_TABLE, S.PAGE_FLAGS_TABLE,
+)
+
+
+@dataclass
+class AnalysisReport:
+    inputs: str
+    up_to_date: bool = False
+    domain_analysis: bool = True
+    rank_run_id: str | None = None
+    rows: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def summary(self) -> str:
+        if self.up_to_date:
+            return f"analyze: tables already built from these inputs ({self.inputs}); nothing written"
+        counts = " ".join(f"{table}={rows}" for table, rows in self.rows.items())
+        scope = "" if self.domain_analysis else " (arc-list lake: no hosts, so no domain analysis or page flags)"
+        return f"analyze: {counts} rank_run={self.rank_run_id}{scope} in {self.seconds:.1f}s"
+
+
+def _analysis_inputs(lake: Lake, config: Config, rank_run_id: str | None) -> str:
+    import json
+
+    inputs = {
+        S.PAGES_TABLE: lake.version(S.PAGES_TABLE), S.LINKS_TABLE: lake.version(S.LINKS_TABLE),
+        S.PAGERANK_TABLE: rank_run_id,
+        "analysis": dataclasses.asdict(config.analysis),
+        "rank": {"damping": config.rank.damping, "tol": config.rank.tol,
+                 "exclude_link_types": list(config.rank.exclude_link_types)},
+    }
+    return json.dumps(inputs, sort_keys=True)
+
+
+def _by_page_id(df: DataFrame) -> DataFrame:
+    """Range-partitioned and sorted by page_id, so Delta's per-file min/max statistics let a
+    single-page lookup skip almost every file."""
+    return df.repartitionByRange(S.PAGE_ID).sortWithinPartitions(S.PAGE_ID)
+
+
+def analyze_step(spark: SparkSession, config: Config) -> AnalysisReport:
+    """Build the indexes, host/domain graphs, domain authority, link farms, syndication networks
+    and the latest rank run's page flags from the lake's pages/links (and pagerank, if present).
+
+    Every table is rebuilt in one overwrite commit each, recording its inputs (table versions,
+    rank run, config); when all of them already record the current inputs nothing is written.
+    """
+    import uuid
+    from datetime import datetime, timezone
+
+    from linkgraph import domains as D
+    from linkgraph import indexes as X
+    from linkgraph.rank.engine import BlockEngine, RankParams
+
+    started = time.monotonic()
+    ac = config.analysis
+    lake = Lake(spark, config.lake)
+    _require_tables(lake, S.PAGES_TABLE, S.LINKS_TABLE)
+    rank_run_id = None
+    if lake.exists(S.PAGERANK_TABLE):
+        first = lake.read(S.PAGERANK_TABLE).select(S.RUN_ID).first()
+        rank_run_id = first[S.RUN_ID] if first else None
+    report = AnalysisReport(inputs=_analysis_inputs(lake, config, rank_run_id), rank_run_id=rank_run_id)
+    if all(lake.built_from(table) == report.inputs for table in ANALYSIS_TABLES):
+        report.up_to_date = True
+        return report
+
+    pages, links = lake.read(S.PAGES_TABLE), lake.read(S.LINKS_TABLE)
+
+    def write(table: str, df: DataFrame, replace_where: str | None = None) -> None:
+        if replace_where is not None and not lake.exists(table):
+            replace_where = None
+        lake.overwrite(table, df, built_from=report.inputs, replace_where=replace_where)
+        report.rows[table] = lake.read(table).where(replace_where or F.lit(True)).count()
+        log.info("analyze: wrote %s (%d rows)", table, report.rows[table])
+
+    write(S.FORWARD_INDEX_TABLE, _by_page_id(X.forward_index(links)))
+    write(S.REVERSE_INDEX_TABLE, _by_page_id(X.reverse_index(links)))
+    write(S.ANCHOR_INDEX_TABLE, _by_page_id(X.anchor_index(links, pages, ac.anchor_cap, ac.boilerplate_anchors)))
+
+    nodes = D.page_nodes(pages).persist(StorageLevel.MEMORY_AND_DISK)
+    if nodes.limit(1).count() == 0:
+        report.domain_analysis = False
+        nodes.unpersist()
+        report.seconds = time.monotonic() - started
+        return report
+    located = D.located_links(links, nodes, tuple(config.rank.exclude_link_types)).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        write(S.HOSTS_TABLE, D.host_stats(nodes, located).orderBy(S.REV_HOST))
+        write(S.HOST_LINKS_TABLE, D.node_links(located, S.SRC_HOST, S.DST_HOST).orderBy(S.SRC_HOST, S.DST_HOST))
+        write(S.DOMAINS_TABLE, D.domain_stats(nodes, located).orderBy(S.DOMAIN))
+        write(S.DOMAIN_LINKS_TABLE, D.node_links(located, S.SRC_DOMAIN, S.DST_DOMAIN).orderBy(S.SRC_DOMAIN, S.DST_DOMAIN))
+        domains, domain_links = lake.read(S.DOMAINS_TABLE), lake.read(S.DOMAIN_LINKS_TABLE)
+
+        graph, index = D.domain_rank_graph(domains, domain_links, ac.authority_weight)
+        params = RankParams(damping=config.rank.damping, tol=config.rank.tol, max_iter=ac.authority_max_iter,
+                            block_max_vertices=config.rank.block_max_vertices)
+        result = BlockEngine(spark, params).run(graph)
+        authority = result.ranks.join(index, on=VERTEX_COLUMN, how="inner").select(S.DOMAIN, F.col(S.RANK).alias(S.AUTHORITY))
+        run_id = f"{datetime.now(timezone.utc):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
+        log.info("analyze: domain authority over %d domains: %d iterations, converged=%s",
+                 graph.n, result.iterations, result.converged)
+        write(S.DOMAIN_AUTHORITY_TABLE, D.authority_scale(authority, run_id))
+        index.unpersist()
+
+        farms = D.link_farms(domain_links, ac.link_farm_share, ac.link_farm_min_links)
+        write(S.LINK_FARMS_TABLE, farms)
+        write(S.SYNDICATION_NETWORKS_TABLE,
+              D.syndication_networks(D.syndication_pairs(domain_links, ac.syndication_min_links)))
+
+        if rank_run_id is not None:
+            ranks = lake.read(S.PAGERANK_TABLE).where(F.col(S.VECTOR_ID) == 0)
+            flags = D.page_flags(pages, located, ranks, lake.read(S.LINK_FARMS_TABLE),
+                                 lake.read(S.SYNDICATION_NETWORKS_TABLE), rank_run_id, ac.important_sigmas)
+            write(S.PAGE_FLAGS_TABLE, _by_page_id(flags), replace_where=f"{S.RUN_ID} = '{rank_run_id}'")
+    finally:
+        located.unpersist()
+        nodes.unpersist()
+    report.seconds = time.monotonic() - started
+    log.info(report.summary())
+    return report
+
+
+def _require_tables(lake: Lake, *tables: str) -> None:
+    for table in tables:
+        if not lake.exists(table):
+            raise readers.InputSchemaError(f"table '{table}' not found in lake {lake.config.path}: run ingest first")
+
+
+LINK_DIRECTIONS = ("out", "in", "anchors")
+
+
+def lookup_links(spark: SparkSession, config: Config, direction: str, url: str) -> DataFrame:
+    """What the indexes say about one page: ``out`` (url, page_id of each target), ``in`` (each
+    source) or ``anchors`` (anchor, links, linking_domains, example_context), in index order.
+
+    ``url`` is canonicalised like ingest; an unknown or malformed URL raises ``LookupError``.
+    """
+    from linkgraph.urls import canonicalize
+
+    lake = Lake(spark, config.lake)
+    _require_tables(lake, S.PAGES_TABLE, S.FORWARD_INDEX_TABLE, S.REVERSE_INDEX_TABLE, S.ANCHOR_INDEX_TABLE)
+    canonical = canonicalize(url)
+    if canonical.url is None:
+        raise LookupError(f"not a valid URL ({canonical.reason}: {canonical.detail}): {url}")
+    pages = lake.read(S.PAGES_TABLE)
+    found = pages.where(F.col(S.URL) == canonical.url).select(S.PAGE_ID).first()
+    if found is None:
+        raise LookupError(f"no page {canonical.url} in lake {lake.config.path}")
+    page_id = found[S.PAGE_ID]
+    if direction == "anchors":
+        row = lake.read(S.ANCHOR_INDEX_TABLE).where(F.col(S.PAGE_ID) == page_id)
+        return row.select(F.posexplode(S.ANCHORS).alias("position", "entry")).select(
+            "position", "entry.*").orderBy("position").drop("position")
+    table, ids = (S.FORWARD_INDEX_TABLE, S.TARGET_IDS) if direction == "out" else (S.REVERSE_INDEX_TABLE, S.SOURCE_IDS)
+    neighbours = lake.read(table).where(F.col(S.PAGE_ID) == page_id).select(
+        F.posexplode(ids).alias("position", S.PAGE_ID))
+    return neighbours.join(pages.select(S.PAGE_ID, S.URL), on=S.PAGE_ID, how="left").orderBy("position").select(
+        S.URL, S.PAGE_ID)

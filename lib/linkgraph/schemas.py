@@ -207,6 +207,153 @@ PAGE_SIGNALS = StructType(
     ]
 )
 
+# --- indexes (built from links) ---------------------------------------------------------------
+TARGET_IDS = "target_ids"
+TARGET_COUNT = "target_count"
+SOURCE_IDS = "source_ids"
+SOURCE_COUNT = "source_count"
+ANCHORS = "anchors"
+ANCHOR = "anchor"
+LINKS_COUNT = "links"
+LINKING_DOMAINS = "linking_domains"
+EXAMPLE_CONTEXT = "example_context"
+
+FORWARD_INDEX = StructType(
+    [
+        StructField(PAGE_ID, LongType(), False),
+        StructField(TARGET_IDS, ArrayType(LongType(), False), False),   # ascending, distinct
+        StructField(TARGET_COUNT, IntegerType(), False),
+    ]
+)
+REVERSE_INDEX = StructType(
+    [
+        StructField(PAGE_ID, LongType(), False),
+        StructField(SOURCE_IDS, ArrayType(LongType(), False), False),   # ascending, distinct
+        StructField(SOURCE_COUNT, IntegerType(), False),
+    ]
+)
+ANCHOR_ENTRY = StructType(
+    [
+        StructField(ANCHOR, StringType(), False),            # normalised anchor text
+        StructField(LINKS_COUNT, LongType(), False),         # incoming links carrying it
+        StructField(LINKING_DOMAINS, LongType(), False),     # distinct registered domains among them
+        StructField(EXAMPLE_CONTEXT, StringType(), True),    # the context window of one such link
+    ]
+)
+ANCHOR_INDEX = StructType(
+    [
+        StructField(PAGE_ID, LongType(), False),
+        StructField(ANCHORS, ArrayType(ANCHOR_ENTRY, False), False),   # most links first, capped
+        StructField("distinct_anchors", IntegerType(), False),         # before the cap
+        StructField("anchored_links", LongType(), False),              # links with a usable anchor
+        StructField("empty_anchors", LongType(), False),
+        StructField("boilerplate_anchors", LongType(), False),
+    ]
+)
+
+# --- host and domain graphs (names reversed: com.example.www) ----------------------------------
+REV_HOST = "host"
+DOMAIN = "domain"
+SRC_HOST, DST_HOST = "src_host", "dst_host"
+SRC_DOMAIN, DST_DOMAIN = "src_domain", "dst_domain"
+
+
+def _node_stats(name: str, extra: list[StructField]) -> StructType:
+    return StructType(
+        [
+            StructField(name, StringType(), False),
+            *extra,
+            StructField("pages", LongType(), False),
+            StructField("out_links", LongType(), False),
+            StructField("in_links", LongType(), False),
+            StructField("internal_links", LongType(), False),          # both ends inside this node
+            StructField("external_out_links", LongType(), False),
+            StructField("external_in_links", LongType(), False),
+            StructField(LINKING_DOMAINS, LongType(), False),           # other registered domains linking in
+        ]
+    )
+
+
+HOSTS = _node_stats(REV_HOST, [StructField(DOMAIN, StringType(), True)])
+DOMAINS = _node_stats(DOMAIN, [StructField("hosts", LongType(), False)])
+
+
+def _edge_stats(src: str, dst: str) -> StructType:
+    return StructType(
+        [
+            StructField(src, StringType(), False),
+            StructField(dst, StringType(), False),
+            StructField(LINKS_COUNT, LongType(), False),
+            StructField("followed_links", LongType(), False),    # link types PageRank follows
+            StructField("src_pages", LongType(), False),         # distinct linking pages
+            StructField("followed_src_pages", LongType(), False),
+            StructField("dst_pages", LongType(), False),         # distinct linked pages
+        ]
+    )
+
+
+HOST_LINKS = _edge_stats(SRC_HOST, DST_HOST)
+DOMAIN_LINKS = _edge_stats(SRC_DOMAIN, DST_DOMAIN)
+
+AUTHORITY = "authority"
+AUTHORITY_SCORE = "authority_score"
+DOMAIN_AUTHORITY = "domain_authority"
+
+DOMAIN_AUTHORITY_SCHEMA = StructType(
+    [
+        StructField(DOMAIN, StringType(), False),
+        StructField(AUTHORITY, DoubleType(), False),          # PageRank over the domain graph, sums to 1
+        StructField("authority_position", LongType(), False), # 1 = highest
+        StructField(AUTHORITY_SCORE, DoubleType(), False),    # 0-10, decile style (10 x percentile)
+        StructField(DOMAIN_AUTHORITY, DoubleType(), False),   # authority_score / 10, in [0, 1]
+        StructField(RUN_ID, StringType(), False),
+    ]
+)
+
+TARGET_DOMAIN = "target_domain"
+LINK_FARMS = StructType(
+    [
+        StructField(DOMAIN, StringType(), False),
+        StructField(TARGET_DOMAIN, StringType(), False),
+        StructField("links_to_target", LongType(), False),
+        StructField("external_out_links", LongType(), False),
+        StructField("share", DoubleType(), False),
+    ]
+)
+
+NETWORK_ID = "network_id"
+SYNDICATION_NETWORKS = StructType(
+    [
+        StructField(NETWORK_ID, StringType(), False),    # the smallest member domain: stable across runs
+        StructField(DOMAIN, StringType(), False),
+        StructField("network_size", LongType(), False),
+        StructField("partners", ArrayType(StringType(), False), False),   # reciprocal high-volume partners
+    ]
+)
+
+# --- page flags (one row per page per rank run) -------------------------------------------------
+IMPORTANT = "important"
+ORPHAN = "orphan"
+LINK_FARM_DOMAIN = "link_farm_domain"
+LINK_FARM_TARGET = "link_farm_target"
+SYNDICATION_NETWORK = "syndication_network"
+
+PAGE_FLAGS = StructType(
+    [
+        StructField(RUN_ID, StringType(), False),
+        StructField(PAGE_ID, LongType(), False),
+        StructField(URL, StringType(), True),
+        StructField(RANK, DoubleType(), True),
+        StructField("rank_threshold", DoubleType(), True),   # mean + k·σ of the run's ranks
+        StructField(IMPORTANT, BooleanType(), False),
+        StructField("internal_in_links", LongType(), False),
+        StructField(ORPHAN, BooleanType(), False),
+        StructField(LINK_FARM_DOMAIN, BooleanType(), False),
+        StructField(LINK_FARM_TARGET, StringType(), True),
+        StructField(SYNDICATION_NETWORK, StringType(), True),
+    ]
+)
+
 # Table names inside the lake.
 PAGES_TABLE = "pages"
 LINKS_TABLE = "links"
@@ -215,3 +362,14 @@ PAGERANK_TABLE = "pagerank"
 RANK_RUNS_TABLE = "rank_runs"
 RANK_STATE_TABLE = "rank_state"
 PAGE_SIGNALS_TABLE = "page_signals"
+FORWARD_INDEX_TABLE = "forward_index"
+REVERSE_INDEX_TABLE = "reverse_index"
+ANCHOR_INDEX_TABLE = "anchor_index"
+HOSTS_TABLE = "hosts"
+HOST_LINKS_TABLE = "host_links"
+DOMAINS_TABLE = "domains"
+DOMAIN_LINKS_TABLE = "domain_links"
+DOMAIN_AUTHORITY_TABLE = "domain_authority"
+LINK_FARMS_TABLE = "link_farms"
+SYNDICATION_NETWORKS_TABLE = "syndication_networks"
+PAGE_FLAGS_TABLE = "page_flags"

@@ -77,15 +77,30 @@ class Lake:
         builder.execute()
         log.info("created Delta table %s", self.location(table))
 
-    def overwrite(self, table: str, df: DataFrame, partition_by: list[str] | None = None) -> None:
-        """Replace the table's content in one commit (schema replaced too)."""
-        writer = df.write.format("delta").mode("overwrite").option("overwriteSchema", "true")
+    def overwrite(
+        self, table: str, df: DataFrame, partition_by: list[str] | None = None, built_from: str | None = None,
+        replace_where: str | None = None,
+    ) -> None:
+        """Replace the table's content in one commit (schema replaced too), or with
+        ``replace_where`` only the rows matching that predicate.  ``built_from`` (a description of
+        the inputs, e.g. their versions) is recorded as the commit's user metadata, see
+        :meth:`built_from`."""
+        writer = df.write.format("delta").mode("overwrite")
+        writer = writer.option("replaceWhere", replace_where) if replace_where else writer.option("overwriteSchema", "true")
+        if built_from is not None:
+            writer = writer.option("userMetadata", built_from)
         if partition_by:
             writer = writer.partitionBy(*partition_by)
         if self.uses_catalog:
             writer.saveAsTable(self.location(table))
         else:
             writer.save(self.location(table))
+
+    def built_from(self, table: str) -> str | None:
+        """The ``built_from`` recorded by the table's last commit (None if absent or none)."""
+        if not self.exists(table):
+            return None
+        return self.delta_table(table).history(1).select("userMetadata").first()["userMetadata"]
 
     def append(self, table: str, df: DataFrame) -> None:
         writer = df.write.format("delta").mode("append")

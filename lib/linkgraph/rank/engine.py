@@ -4,7 +4,8 @@ Semantics shared by both (and by the references in tests):
 
     r_{t+1} = d · (Mᵀ r_t + D_t · v) + (1 − d) · v,     D_t = Σ_{i dangling} r_t[i]
 
-with damping ``d``, ``M[i, j] = 1/outdeg(i)`` for each followed link i→j and teleport vector ``v``
+with damping ``d``, ``M[i, j] = 1/outdeg(i)`` for each followed link i→j (``w(i→j)/Σ_k w(i→k)``
+when the graph's edges carry a ``weight`` column, as the domain graph's do) and teleport vector ``v``
 (uniform, or a normalised personalisation vector).  Dangling mass is redistributed every
 iteration along ``v`` ("strongly preferential", networkx's default), so Σ r = 1 always.  Iteration
 starts from the uniform vector 1/n (or a warm start) and stops when ‖r_{t+1} − r_t‖₁ < tol, or after
@@ -44,7 +45,7 @@ from pyspark.sql.types import (
     StructType,
 )
 
-from linkgraph.rank.graph import DST, SRC, VERTEX, RankGraph
+from linkgraph.rank.graph import DST, SRC, VERTEX, WEIGHT, RankGraph
 from linkgraph.schemas import RANK, VECTOR_ID
 
 log = logging.getLogger(__name__)
@@ -152,15 +153,23 @@ def _f64(buf: bytes) -> np.ndarray:
     return np.frombuffer(buf, dtype=np.float64)
 
 
+def transition_weights(edges: DataFrame) -> DataFrame:
+    """(src, dst, w): each link's share of its source's out-weight, ``1/outdeg`` when the edges
+    carry no ``weight`` column, else ``weight / Σ weight`` over the source's links (weights > 0)."""
+    link_weight = F.col(WEIGHT).cast("double") if WEIGHT in edges.columns else F.lit(1.0)
+    weighted = edges.select(SRC, DST, link_weight.alias(WEIGHT))
+    out_weight = weighted.groupBy(SRC).agg(F.sum(WEIGHT).alias("out_weight"))
+    return weighted.join(out_weight, on=SRC, how="inner").select(SRC, DST, (F.col(WEIGHT) / F.col("out_weight")).alias("w"))
+
+
 def build_edge_blocks(graph: RankGraph, block_size: int, partitions: int) -> DataFrame:
     n = graph.n
-    outdeg = graph.edges.groupBy(SRC).agg(F.count("*").alias("outdeg"))
-    weighted = graph.edges.join(outdeg, on=SRC, how="inner").select(
+    weighted = transition_weights(graph.edges).select(
         (F.col(SRC) / block_size).cast("int").alias(SB),
         (F.col(DST) / block_size).cast("int").alias(DB),
         (F.col(SRC) % block_size).cast("int").alias("s"),
         (F.col(DST) % block_size).cast("int").alias("d"),
-        (F.lit(1.0) / F.col("outdeg")).alias("w"),
+        F.col("w"),
     )
 
     def pack(pdf: pd.DataFrame) -> pd.DataFrame:

@@ -22,11 +22,13 @@ from linkgraph.ingest import number_in_order
 
 VERTEX = "vertex"
 SRC, DST = "src", "dst"
+WEIGHT = "weight"
 
 
 @dataclass
 class RankGraph:
-    """``vertices``: (page_id, vertex); ``edges``: (src, dst) vertex indices; ``n`` vertices;
+    """``vertices``: (page_id, vertex); ``edges``: (src, dst[, weight]) vertex indices (an optional
+    positive ``weight`` splits a source's rank in proportion; without it, evenly); ``n`` vertices;
     ``n_edges`` once counted."""
 
     vertices: DataFrame | None

@@ -12,7 +12,7 @@ from typing import Callable
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from linkgraph.rank.engine import IterationStat, RankParams, RankResult
+from linkgraph.rank.engine import IterationStat, RankParams, RankResult, transition_weights
 from linkgraph.rank.graph import DST, SRC, VERTEX, RankGraph
 from linkgraph.schemas import RANK, VECTOR_ID
 
@@ -24,9 +24,8 @@ def naive_pagerank(
     spark = graph.edges.sparkSession
     n, d = graph.n, params.damping
     vertices = spark.range(n).select(F.col("id").alias(VERTEX))
-    outdeg = graph.edges.groupBy(SRC).agg(F.count("*").alias("outdeg"))
-    edges = graph.edges.join(outdeg, on=SRC, how="inner").select(SRC, DST, (1.0 / F.col("outdeg")).alias("w")).cache()
-    dangling = vertices.join(outdeg.select(F.col(SRC).alias(VERTEX)), on=VERTEX, how="left_anti").cache()
+    edges = transition_weights(graph.edges).cache()
+    dangling = vertices.join(edges.select(F.col(SRC).alias(VERTEX)).distinct(), on=VERTEX, how="left_anti").cache()
     if teleport is None:
         v = vertices.withColumn("v", F.lit(1.0 / n))
     else:
