@@ -88,6 +88,8 @@ class RankConfig:
 
     ``blocks`` 0 picks ``ceil(pages / block_max_vertices)`` vertex blocks.  ``checkpoint_every``
     iterations the rank state is written to Delta (``rank_state``) so a killed run resumes there.
+    ``single_task``: a graph that is one block (≤ ``block_max_vertices`` pages) is iterated inside
+    one Spark task, without a job per iteration (and without mid-run checkpoints).
     ``not_converged_exit_code`` is what the job returns when the iteration cap is hit first.
     """
 
@@ -98,6 +100,7 @@ class RankConfig:
     blocks: int = 0
     block_max_vertices: int = 4_000_000
     checkpoint_every: int = 10
+    single_task: bool = True
     exclude_link_types: list[str] = field(default_factory=lambda: ["NOFOLLOW", "UGC", "SPONSORED"])
     not_converged_exit_code: int = 0
 

@@ -281,7 +281,7 @@ def pagerank_step(
 
     params = RankParams(
         damping=rc.damping, tol=rc.tol, max_iter=rc.max_iter, blocks=rc.blocks,
-        block_max_vertices=rc.block_max_vertices, checkpoint_every=rc.checkpoint_every,
+        block_max_vertices=rc.block_max_vertices, checkpoint_every=rc.checkpoint_every, single_task=rc.single_task,
     )
     run_key = hashlib.sha256(
         repr((rc.engine, params, graph_version, graph.n, graph.n_edges, personalization.describe(), warm_start)).encode()

@@ -21,6 +21,10 @@ destination block and summed there with the teleport and dangling terms.  Per it
 numbers move instead of every edge, and one small action (B rows of K numbers) reads the L1 change
 and the next dangling mass.  Lineage is cut every ``checkpoint_every`` iterations by writing the
 rank state to Delta (which is also what a killed run resumes from).
+
+A graph that is a single block (at most ``block_max_vertices`` vertices, so it fits one executor)
+is, with ``single_task``, iterated to convergence inside one task: the same arithmetic without a
+Spark job per iteration, its per-iteration statistics reported when the task ends.
 """
 
 from __future__ import annotations
@@ -100,6 +104,7 @@ class RankParams:
     blocks: int = 0                 # 0: automatic
     block_max_vertices: int = 4_000_000
     checkpoint_every: int = 10
+    single_task: bool = True        # a one-block graph is iterated inside one Spark task
 
 
 @dataclass
@@ -300,6 +305,8 @@ class BlockEngine:
                 ranks = initial_rank_blocks(self.spark, n, n_vectors, n_blocks, block_size, partitions)
             active = np.ones(n_vectors, dtype=bool)
             vector_iterations = [params.max_iter] * n_vectors
+        if n_blocks == 1 and params.single_task and resumed is None:
+            return self._solve_in_one_task(edge_blocks, static, ranks, n, n_vectors, progress)
         # Local checkpoints (here and per iteration) keep the plan from growing with the iteration
         # count; the blocks of a replaced one are freed by Spark's ContextCleaner once unreferenced.
         ranks = ranks.localCheckpoint(eager=True)
@@ -332,6 +339,74 @@ class BlockEngine:
             vector_iterations=vector_iterations,
             history=history,
             resumed_from=resumed[0] if resumed is not None else None,
+        )
+
+    def _solve_in_one_task(self, edge_blocks, static, ranks, n, n_vectors, progress) -> RankResult:
+        """The whole power iteration inside one task, for a graph that is a single block (it fits
+        one executor by ``block_max_vertices``): the same arithmetic as :meth:`_iterate` without a
+        Spark job per iteration.  Only the per-iteration statistics reach the driver; the ranks
+        stay a (checkpointed) DataFrame.  Nothing is checkpointed mid-run: such a run takes seconds
+        to minutes, and a killed one simply starts over."""
+        from scipy.sparse import csr_matrix
+
+        damping, tol, max_iter = self.params.damping, self.params.tol, self.params.max_iter
+
+        def solve(key, edges_pdf: pd.DataFrame, block_pdf: pd.DataFrame) -> pd.DataFrame:
+            v = _f64(block_pdf["teleport"].iat[0]).reshape(n_vectors, n)
+            dangling = np.frombuffer(block_pdf["dangling"].iat[0], dtype=bool)
+            r = _f64(block_pdf["ranks"].iat[0]).reshape(n_vectors, n).copy()
+            if edges_pdf.empty:
+                matrix = csr_matrix((n, n))
+            else:
+                matrix = csr_matrix(
+                    (np.frombuffer(edges_pdf["weights"].iat[0], dtype=np.float64),
+                     np.frombuffer(edges_pdf["indices"].iat[0], dtype=np.int32),
+                     np.frombuffer(edges_pdf["indptr"].iat[0], dtype=np.int64)),
+                    shape=(n, n),
+                )
+            active = np.ones(n_vectors, dtype=bool)
+            vector_iterations = np.full(n_vectors, max_iter, dtype=np.int32)
+            history = []
+            mass = r[:, dangling].sum(axis=1)
+            iteration = 0
+            while iteration < max_iter and active.any():
+                started = time.monotonic()
+                iteration += 1
+                new = damping * (np.ascontiguousarray((matrix @ r.T).T) + mass[:, None] * v) + (1.0 - damping) * v
+                new[~active] = r[~active]
+                l1 = np.abs(new - r).sum(axis=1)
+                r, mass = new, new[:, dangling].sum(axis=1)
+                finished = active & (l1 < tol)
+                vector_iterations[finished] = iteration
+                active &= ~finished
+                history.append((iteration, l1.max(), mass.max(), time.monotonic() - started, active.sum()))
+            return pd.DataFrame({
+                BLOCK: [0], "ranks": [r.tobytes()],
+                "history": [np.asarray(history, dtype=np.float64).tobytes()],
+                "vector_iterations": [vector_iterations.tobytes()],
+            })
+
+        block = static.join(ranks.select(BLOCK, "ranks"), on=BLOCK, how="inner")
+        solved = (
+            edge_blocks.groupBy(SB).cogroup(block.groupBy(BLOCK))
+            .applyInPandas(solve, "block int, ranks binary, history binary, vector_iterations binary")
+            .localCheckpoint(eager=True)
+        )
+        stats = solved.select("history", "vector_iterations").first()
+        history = [
+            IterationStat(int(it), float(l1), float(mass), float(seconds), int(active))
+            for it, l1, mass, seconds, active in _f64(stats["history"]).reshape(-1, 5)
+        ]
+        for stat in history:
+            if progress:
+                progress(stat)
+        vector_iterations = [int(i) for i in np.frombuffer(stats["vector_iterations"], dtype=np.int32)]
+        return RankResult(
+            ranks=explode_rank_blocks(solved, n, n, n_vectors),
+            iterations=history[-1].iteration if history else 0,
+            converged=bool(history) and history[-1].active_vectors == 0,
+            vector_iterations=vector_iterations,
+            history=history,
         )
 
     @staticmethod
