@@ -153,12 +153,67 @@ class AnalysisConfig:
 
 
 @dataclass(frozen=True)
+class ScoresConfig:
+    """Seed scores, scope and the frontier (``linkgraph scores`` / ``frontier``); see
+    ``linkgraph.scoring`` for the formulas.
+
+    ``seeds``: seed URLs (canonicalised like ingest); ``hop_limit``: rounds of the hop-depth search;
+    ``max_depth``: where ``depth_factor`` reaches 0.  ``scope_strategy``: ``linked_domains``,
+    ``registered_domain`` or ``host``.  ``frontier_priority``: ``seed_score``, ``pagerank``,
+    ``personalized_pagerank`` (vector ``frontier_vector`` of the latest run) or ``reward``.
+    """
+
+    seeds: list[str] = field(default_factory=list)
+    hop_limit: int = 50
+    max_depth: int = 5
+    weight_in_links: float = 0.3
+    weight_domain_authority: float = 0.3
+    weight_sitemap_priority: float = 0.2
+    weight_depth: float = 0.2
+    unlisted_priority: float = 0.0
+    external_authority_weight: float = 0.0
+    scope_strategy: str = "linked_domains"
+    affinity_seed_host: float = 1.0
+    affinity_registered_domain: float = 0.8
+    affinity_one_hop: float = 0.3
+    affinity_farther: float = 0.1
+    in_scope_threshold: float = 0.3
+    frontier_priority: str = "seed_score"
+    frontier_vector: int = 0
+    sitemap_max_bytes: int = 50 * 1024 * 1024
+
+    def __post_init__(self) -> None:
+        if self.scope_strategy not in ("linked_domains", "registered_domain", "host"):
+            raise ConfigError(f"scores.scope_strategy must be linked_domains, registered_domain or host, got {self.scope_strategy!r}")
+        if self.frontier_priority not in ("seed_score", "pagerank", "personalized_pagerank", "reward"):
+            raise ConfigError(f"scores.frontier_priority must be seed_score, pagerank, personalized_pagerank or reward, "
+                              f"got {self.frontier_priority!r}")
+        if self.max_depth <= 0 or self.hop_limit <= 0:
+            raise ConfigError("scores.max_depth and scores.hop_limit must be positive")
+        if not 0.0 <= self.external_authority_weight <= 1.0:
+            raise ConfigError("scores.external_authority_weight must be in [0, 1]")
+        if not 0.0 <= self.unlisted_priority <= 1.0:
+            raise ConfigError("scores.unlisted_priority must be in [0, 1]")
+
+    @property
+    def weights(self) -> dict[str, float]:
+        return {"in_links": self.weight_in_links, "domain_authority": self.weight_domain_authority,
+                "sitemap_priority": self.weight_sitemap_priority, "depth": self.weight_depth}
+
+    @property
+    def affinity(self) -> dict[str, float]:
+        return {"seed_host": self.affinity_seed_host, "registered_domain": self.affinity_registered_domain,
+                "one_hop": self.affinity_one_hop, "farther": self.affinity_farther}
+
+
+@dataclass(frozen=True)
 class Config:
     spark: SparkConfig = field(default_factory=SparkConfig)
     lake: LakeConfig = field(default_factory=LakeConfig)
     ingest: IngestConfig = field(default_factory=IngestConfig)
     rank: RankConfig = field(default_factory=RankConfig)
     analysis: AnalysisConfig = field(default_factory=AnalysisConfig)
+    scores: ScoresConfig = field(default_factory=ScoresConfig)
 
     def with_lake_path(self, path: str | None) -> "Config":
         if path is None:

@@ -126,6 +126,7 @@ class Reason:
     MALFORMED_RECORD = "MALFORMED_RECORD"
     SELF_LINK = "SELF_LINK"
     DUPLICATE_MERGED = "DUPLICATE_MERGED"
+    UNSAFE_XML = "UNSAFE_XML"
 
 
 # --- ranking ---------------------------------------------------------------------------------
@@ -331,6 +332,71 @@ SYNDICATION_NETWORKS = StructType(
     ]
 )
 
+# --- sitemaps, external authority, seed scores, scope and frontier ------------------------------
+PRIORITY = "priority"
+LASTMOD = "lastmod"
+CHANGEFREQ = "changefreq"
+SITEMAP = "sitemap"
+
+SITEMAPS = StructType(
+    [
+        StructField(URL, StringType(), False),          # canonical, like pages.url
+        StructField(PRIORITY, DoubleType(), False),     # 0.0-1.0; 0.5 when the entry gives none
+        StructField(LASTMOD, TimestampType(), True),    # UTC
+        StructField(CHANGEFREQ, StringType(), True),
+        StructField(SITEMAP, StringType(), False),      # the file the entry came from
+    ]
+)
+
+EXTERNAL_AUTHORITY = StructType(
+    [
+        StructField(DOMAIN, StringType(), False),       # reversed host or registered domain
+        StructField(AUTHORITY, DoubleType(), False),    # normalised to [0, 1]
+        StructField("raw_value", DoubleType(), True),   # as given (Open PageRank 0-10, harmonic centrality)
+        StructField(SOURCE, StringType(), False),       # openpagerank | ccrank, and the file
+    ]
+)
+
+HOP_DEPTH = "hop_depth"
+SEED_SCORE = "seed_score"
+SCOPE_SCORE = "scope_score"
+IN_SCOPE = "in_scope"
+
+SEED_SCORES = StructType(
+    [
+        StructField(RUN_ID, StringType(), False),
+        StructField(PAGE_ID, LongType(), False),
+        StructField(URL, StringType(), True),
+        StructField("in_links", LongType(), False),              # distinct pages linking in
+        StructField("in_links_norm", DoubleType(), False),       # log1p(in_links) / log1p(max in_links)
+        StructField(DOMAIN_AUTHORITY, DoubleType(), False),      # [0, 1], blended with external authority
+        StructField("sitemap_priority", DoubleType(), False),    # [0, 1]
+        StructField(HOP_DEPTH, IntegerType(), True),             # links from the nearest seed; null: unreachable
+        StructField("depth_term", DoubleType(), False),          # 1 / (hop_depth + 1); 0 when unreachable
+        StructField(SEED_SCORE, DoubleType(), False),
+        StructField("domain_hops", IntegerType(), True),         # domain-graph hops from a seed domain
+        StructField("domain_affinity", DoubleType(), False),
+        StructField("depth_factor", DoubleType(), False),        # max(0, 1 - hop_depth / max_depth)
+        StructField(SCOPE_SCORE, DoubleType(), False),
+        StructField(IN_SCOPE, BooleanType(), False),
+    ]
+)
+
+FRONTIER = StructType(
+    [
+        StructField("position", LongType(), False),              # 1 = fetch first
+        StructField(URL, StringType(), False),
+        StructField(PAGE_ID, LongType(), False),
+        StructField("priority_source", StringType(), False),     # seed_score | pagerank | personalized_pagerank | reward
+        StructField(PRIORITY, DoubleType(), False),
+        StructField(SEED_SCORE, DoubleType(), False),
+        StructField(SCOPE_SCORE, DoubleType(), False),
+        StructField(HOP_DEPTH, IntegerType(), True),
+        StructField("domain_affinity", DoubleType(), False),
+        StructField(RUN_ID, StringType(), False),
+    ]
+)
+
 # --- page flags (one row per page per rank run) -------------------------------------------------
 IMPORTANT = "important"
 ORPHAN = "orphan"
@@ -373,3 +439,7 @@ DOMAIN_AUTHORITY_TABLE = "domain_authority"
 LINK_FARMS_TABLE = "link_farms"
 SYNDICATION_NETWORKS_TABLE = "syndication_networks"
 PAGE_FLAGS_TABLE = "page_flags"
+SITEMAPS_TABLE = "sitemaps"
+EXTERNAL_AUTHORITY_TABLE = "external_authority"
+SEED_SCORES_TABLE = "seed_scores"
+FRONTIER_TABLE = "frontier"
