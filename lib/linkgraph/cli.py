@@ -73,6 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--input", help="edge records (default: the built-in sample crawl)")
     run.add_argument("--format", choices=FORMATS)
     _common(run)
+
+    compress = sub.add_parser("compress", help="Boldi-Vigna compressed forward and reverse link graphs of the lake's links")
+    _common(compress)
     return parser
 
 
@@ -141,7 +144,15 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
     return 0
 
 
-COMMANDS = {"ingest": cmd_ingest, "pagerank": cmd_pagerank, "run": cmd_run}
+def cmd_compress(args: argparse.Namespace, config: Config) -> int:
+    from linkgraph.pipeline import compress_step
+    from linkgraph.session import get_spark
+
+    print(compress_step(get_spark(config.spark), config).summary())
+    return 0
+
+
+COMMANDS = {"ingest": cmd_ingest, "pagerank": cmd_pagerank, "run": cmd_run, "compress": cmd_compress}
 
 
 def main(argv: list[str] | None = None) -> int:

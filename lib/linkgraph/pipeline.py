@@ -331,3 +331,119 @@ def pagerank_step(
         if cached is not None:
             cached.unpersist()
     return report
+
+
+# --- compressed link storage -------------------------------------------------------------------
+
+@dataclass
+class CompressReport:
+    """What ``compress_step`` did.  Bits count the compressed lists only (as WebGraph's
+    ``.graph`` file), not the offsets index."""
+
+    links_version: int
+    arcs: int = 0
+    forward_bits: int = 0
+    reverse_bits: int = 0
+    forward_blocks: int = 0
+    reverse_blocks: int = 0
+    rejected: int = 0
+    offsets_bits: int = 0
+    tables_written: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def bits_per_link(self, bits: int) -> float:
+        return bits / self.arcs if self.arcs else 0.0
+
+    def summary(self) -> str:
+        written = ", ".join(self.tables_written) if self.tables_written else "none (up to date)"
+        return (
+            f"compress links@v{self.links_version}: arcs={self.arcs} "
+            f"forward_bits_per_link={self.bits_per_link(self.forward_bits):.3f} "
+            f"reverse_bits_per_link={self.bits_per_link(self.reverse_bits):.3f} "
+            f"offsets_bits_per_link={self.bits_per_link(self.offsets_bits):.3f} "
+            f"blocks={self.forward_blocks}+{self.reverse_blocks} rejected={self.rejected} "
+            f"tables written: {written} in {self.seconds:.1f}s"
+        )
+
+
+def _compression_build_of(lake: Lake, table: str) -> tuple | None:
+    """The build columns shared by every row of ``table``; None when it is missing, mixed or
+    empty."""
+    if not lake.exists(table):
+        return None
+    rows = lake.read(table).select(*S.COMPRESSION_BUILD_COLUMNS).distinct().limit(2).collect()
+    return tuple(rows[0]) if len(rows) == 1 else None
+
+
+def compress_step(spark: SparkSession, config: Config) -> CompressReport:
+    """Encode the lake's ``links`` into ``links_compressed_forward``, ``links_compressed_reverse``
+    and their offsets index ``links_compressed_offsets`` (one overwrite commit each).
+
+    A table already built from the current ``links`` version with the current ``compress``
+    parameters is left alone, so a re-run changes nothing and a run killed between two commits is
+    completed by the next one.  Links whose page ids the codec cannot store (outside
+    ``[0, 2**62)``) go to ``rejects`` as INVALID_VALUE.
+    """
+    from linkgraph.compress import build as CB
+
+    started = time.monotonic()
+    lake = Lake(spark, config.lake)
+    if not lake.exists(S.LINKS_TABLE):
+        raise readers.InputSchemaError(f"table '{S.LINKS_TABLE}' not found in lake {lake.config.path}: run ingest first")
+    cc = config.compress
+    version = lake.version(S.LINKS_TABLE)
+    report = CompressReport(links_version=version)
+    wanted = (version, cc.block_size, cc.window_size, cc.max_ref_count, cc.min_interval_length, cc.residual_code)
+    links = lake.read(S.LINKS_TABLE).select(S.SRC_ID, S.DST_ID)
+    tables = (S.LINKS_COMPRESSED_FORWARD_TABLE, S.LINKS_COMPRESSED_REVERSE_TABLE, S.LINKS_COMPRESSED_OFFSETS_TABLE)
+    builds = {table: _compression_build_of(lake, table) for table in tables}
+    if any(build is None for build in builds.values()) and not links.limit(1).count():
+        # no links: empty tables are the up-to-date result (they carry no build row to compare)
+        stale = [t for t in tables if not lake.exists(t) or builds[t] is not None]
+    else:
+        stale = [t for t in tables if builds[t] != wanted]
+
+    encoded: dict[str, DataFrame] = {}
+    if stale:
+        bad = links.where(~CB.encodable(links))
+        report.rejected = bad.count()
+        if report.rejected:
+            detail = f"page id outside [0, {CB.MAX_PAGE_ID}]: cannot be compressed"
+            raw = bad.select(
+                F.col(S.SRC_ID).cast("string").alias(S.FROM_URL), F.col(S.DST_ID).cast("string").alias(S.TO_URL),
+                *[F.lit(None).cast("string").alias(c) for c in S.OPTIONAL_EDGE_COLUMNS],
+                F.lit(S.Reason.INVALID_VALUE).alias(S.REASON), F.lit(detail).alias(S.DETAIL),
+            )
+            lake.ensure(S.REJECTS_TABLE, S.REJECTS)
+            write_rejects(lake, I.reject_rows(raw, f"{lake.location(S.LINKS_TABLE)}@v{version}"))
+        good = links.where(CB.encodable(links))
+        need = {
+            S.FORWARD: S.LINKS_COMPRESSED_FORWARD_TABLE in stale or S.LINKS_COMPRESSED_OFFSETS_TABLE in stale,
+            S.REVERSE: S.LINKS_COMPRESSED_REVERSE_TABLE in stale or S.LINKS_COMPRESSED_OFFSETS_TABLE in stale,
+        }
+        for direction, needed in need.items():
+            if needed:
+                arcs = CB.arcs_by_block(good, direction, cc.block_size)
+                encoded[direction] = CB.encode_blocks(arcs, cc, version).persist(StorageLevel.MEMORY_AND_DISK)
+        for direction, table in ((S.FORWARD, S.LINKS_COMPRESSED_FORWARD_TABLE), (S.REVERSE, S.LINKS_COMPRESSED_REVERSE_TABLE)):
+            if table in stale:
+                lake.overwrite(table, CB.block_rows(encoded[direction]))
+                report.tables_written.append(table)
+        if S.LINKS_COMPRESSED_OFFSETS_TABLE in stale:
+            offsets = CB.offsets_rows(encoded[S.FORWARD], S.FORWARD).unionByName(
+                CB.offsets_rows(encoded[S.REVERSE], S.REVERSE))
+            lake.overwrite(S.LINKS_COMPRESSED_OFFSETS_TABLE, offsets)
+            report.tables_written.append(S.LINKS_COMPRESSED_OFFSETS_TABLE)
+
+    totals = F.struct(F.count(F.lit(1)), F.coalesce(F.sum(S.ARC_COUNT), F.lit(0)), F.coalesce(F.sum(S.BIT_LENGTH), F.lit(0)))
+    forward = lake.read(S.LINKS_COMPRESSED_FORWARD_TABLE).agg(totals).first()[0]
+    reverse = lake.read(S.LINKS_COMPRESSED_REVERSE_TABLE).agg(totals).first()[0]
+    report.forward_blocks, report.arcs, report.forward_bits = (int(v) for v in forward)
+    report.reverse_blocks, _, report.reverse_bits = (int(v) for v in reverse)
+    report.offsets_bits = int(lake.read(S.LINKS_COMPRESSED_OFFSETS_TABLE)
+                              .agg(F.coalesce(F.sum(S.BIT_LENGTH), F.lit(0))).first()[0])
+    for cached in encoded.values():
+        cached.unpersist()
+    report.seconds = time.monotonic() - started
+    log.info(report.summary())
+    return report
