@@ -366,13 +366,20 @@ class CompressReport:
         )
 
 
-def _compression_build_of(lake: Lake, table: str) -> tuple | None:
-    """The build columns shared by every row of ``table``; None when it is missing, mixed or
-    empty."""
+def _compressed_table_state(lake: Lake, table: str) -> tuple[tuple | None, int, int, int]:
+    """(build columns shared by every row, or None when missing, mixed or empty; blocks; arcs;
+    bits) of a compressed table, in one small aggregation."""
     if not lake.exists(table):
-        return None
-    rows = lake.read(table).select(*S.COMPRESSION_BUILD_COLUMNS).distinct().limit(2).collect()
-    return tuple(rows[0]) if len(rows) == 1 else None
+        return None, 0, 0, 0
+    df = lake.read(table)
+    arcs = F.sum(S.ARC_COUNT) if S.ARC_COUNT in df.columns else F.lit(0)
+    rows = (df.groupBy(*S.COMPRESSION_BUILD_COLUMNS)
+            .agg(F.count(F.lit(1)).alias("blocks"), arcs.alias("arcs"), F.sum(S.BIT_LENGTH).alias("bits"))
+            .limit(2).collect())
+    if len(rows) != 1:
+        return None, 0, 0, 0
+    row = rows[0]
+    return tuple(row[c] for c in S.COMPRESSION_BUILD_COLUMNS), int(row["blocks"]), int(row["arcs"]), int(row["bits"])
 
 
 def compress_step(spark: SparkSession, config: Config) -> CompressReport:
@@ -396,13 +403,14 @@ def compress_step(spark: SparkSession, config: Config) -> CompressReport:
     wanted = (version, cc.block_size, cc.window_size, cc.max_ref_count, cc.min_interval_length, cc.residual_code)
     links = lake.read(S.LINKS_TABLE).select(S.SRC_ID, S.DST_ID)
     tables = (S.LINKS_COMPRESSED_FORWARD_TABLE, S.LINKS_COMPRESSED_REVERSE_TABLE, S.LINKS_COMPRESSED_OFFSETS_TABLE)
-    builds = {table: _compression_build_of(lake, table) for table in tables}
-    if any(build is None for build in builds.values()) and not links.limit(1).count():
+    states = {table: _compressed_table_state(lake, table) for table in tables}
+    if any(state[0] is None for state in states.values()) and not links.limit(1).count():
         # no links: empty tables are the up-to-date result (they carry no build row to compare)
-        stale = [t for t in tables if not lake.exists(t) or builds[t] is not None]
+        stale = [t for t in tables if not lake.exists(t) or states[t][0] is not None]
     else:
-        stale = [t for t in tables if builds[t] != wanted]
+        stale = [t for t in tables if states[t][0] != wanted]
 
+    totals = {t: states[t][1:] for t in tables}
     encoded: dict[str, DataFrame] = {}
     if stale:
         bad = links.where(~CB.encodable(links))
@@ -421,11 +429,17 @@ def compress_step(spark: SparkSession, config: Config) -> CompressReport:
             S.FORWARD: S.LINKS_COMPRESSED_FORWARD_TABLE in stale or S.LINKS_COMPRESSED_OFFSETS_TABLE in stale,
             S.REVERSE: S.LINKS_COMPRESSED_REVERSE_TABLE in stale or S.LINKS_COMPRESSED_OFFSETS_TABLE in stale,
         }
-        for direction, needed in need.items():
-            if needed:
-                arcs = CB.arcs_by_block(good, direction, cc.block_size)
-                encoded[direction] = CB.encode_blocks(arcs, cc, version).persist(StorageLevel.MEMORY_AND_DISK)
+        offsets_bits = 0
         for direction, table in ((S.FORWARD, S.LINKS_COMPRESSED_FORWARD_TABLE), (S.REVERSE, S.LINKS_COMPRESSED_REVERSE_TABLE)):
+            if not need[direction]:
+                continue
+            arcs = CB.arcs_by_block(good, direction, cc.block_size)
+            encoded[direction] = CB.encode_blocks(arcs, cc, version).persist(StorageLevel.MEMORY_AND_DISK)
+            blocks, arc_count, bits, direction_offsets_bits = encoded[direction].agg(
+                F.count(F.lit(1)), F.coalesce(F.sum(S.ARC_COUNT), F.lit(0)), F.coalesce(F.sum(S.BIT_LENGTH), F.lit(0)),
+                F.coalesce(F.sum("offsets_bit_length"), F.lit(0))).first()
+            totals[table] = (int(blocks), int(arc_count), int(bits))
+            offsets_bits += int(direction_offsets_bits)
             if table in stale:
                 lake.overwrite(table, CB.block_rows(encoded[direction]))
                 report.tables_written.append(table)
@@ -434,14 +448,11 @@ def compress_step(spark: SparkSession, config: Config) -> CompressReport:
                 CB.offsets_rows(encoded[S.REVERSE], S.REVERSE))
             lake.overwrite(S.LINKS_COMPRESSED_OFFSETS_TABLE, offsets)
             report.tables_written.append(S.LINKS_COMPRESSED_OFFSETS_TABLE)
+            totals[S.LINKS_COMPRESSED_OFFSETS_TABLE] = (0, 0, offsets_bits)
 
-    totals = F.struct(F.count(F.lit(1)), F.coalesce(F.sum(S.ARC_COUNT), F.lit(0)), F.coalesce(F.sum(S.BIT_LENGTH), F.lit(0)))
-    forward = lake.read(S.LINKS_COMPRESSED_FORWARD_TABLE).agg(totals).first()[0]
-    reverse = lake.read(S.LINKS_COMPRESSED_REVERSE_TABLE).agg(totals).first()[0]
-    report.forward_blocks, report.arcs, report.forward_bits = (int(v) for v in forward)
-    report.reverse_blocks, _, report.reverse_bits = (int(v) for v in reverse)
-    report.offsets_bits = int(lake.read(S.LINKS_COMPRESSED_OFFSETS_TABLE)
-                              .agg(F.coalesce(F.sum(S.BIT_LENGTH), F.lit(0))).first()[0])
+    report.forward_blocks, report.arcs, report.forward_bits = totals[S.LINKS_COMPRESSED_FORWARD_TABLE]
+    report.reverse_blocks, _, report.reverse_bits = totals[S.LINKS_COMPRESSED_REVERSE_TABLE]
+    report.offsets_bits = totals[S.LINKS_COMPRESSED_OFFSETS_TABLE][2]
     for cached in encoded.values():
         cached.unpersist()
     report.seconds = time.monotonic() - started

@@ -50,42 +50,42 @@ def bytes_to_words(data: bytes | memoryview | np.ndarray) -> np.ndarray:
     return padded.view(">u8").astype(np.uint64)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def msb(x):
     """Index of the most significant one bit of ``x >= 1``."""
     return 63 - np.int64(leading_zeros(np.uint64(x)))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def int2nat(x):
     """Fold an integer onto the naturals: 0, -1, 1, -2, 2, ... -> 0, 1, 2, 3, 4, ..."""
     return (x << 1) ^ (x >> 63)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def nat2int(x):
     return (x >> 1) ^ -(x & 1)
 
 
 # --- lengths in bits ---------------------------------------------------------------------------
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def unary_len(x):
     return x + 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def gamma_len(x):
     return 2 * msb(x + 1) + 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def delta_len(x):
     m = msb(x + 1)
     return gamma_len(m) + m
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def zeta_len(x, k):
     v = x + 1
     h = msb(v) // k
@@ -93,7 +93,7 @@ def zeta_len(x, k):
     return h + 1 + (h * k + k - 1 if v - left < left else h * k + k)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def code_len(x, code, k):
     if code == ZETA:
         return zeta_len(x, k)
@@ -104,7 +104,7 @@ def code_len(x, code, k):
 
 # --- writers -----------------------------------------------------------------------------------
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def write_bits(words, pos, value, n_bits):
     """Write the low ``n_bits`` bits of ``value`` (any count; above 64 the excess is zeros)."""
     if n_bits > 64:
@@ -124,19 +124,19 @@ def write_bits(words, pos, value, n_bits):
     return pos + n_bits
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def write_unary(words, pos, x):
     return write_bits(words, pos + x, 1, 1)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def write_gamma(words, pos, x):
     v = x + 1
     m = msb(v)
     return write_bits(words, pos + m, v, m + 1)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def write_delta(words, pos, x):
     v = x + 1
     m = msb(v)
@@ -144,7 +144,7 @@ def write_delta(words, pos, x):
     return write_bits(words, pos, v & ((np.int64(1) << m) - 1), m)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def write_zeta(words, pos, x, k):
     v = x + 1
     h = msb(v) // k
@@ -155,7 +155,7 @@ def write_zeta(words, pos, x, k):
     return write_bits(words, pos, v, h * k + k)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def write_code(words, pos, x, code, k):
     if code == ZETA:
         return write_zeta(words, pos, x, k)
@@ -166,7 +166,7 @@ def write_code(words, pos, x, code, k):
 
 # --- readers (each returns (value, new position)) ------------------------------------------------
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def read_bits(words, pos, n_bits):
     """Read ``n_bits`` bits (any count; above 64 the leading ones must be zeros) as an int64."""
     if n_bits > 64:
@@ -182,7 +182,7 @@ def read_bits(words, pos, n_bits):
     return np.int64(x >> np.uint64(64 - n_bits)), pos + n_bits
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def read_unary(words, pos):
     count = np.int64(0)
     w = pos >> 6
@@ -200,21 +200,21 @@ def read_unary(words, pos):
     return count, pos + count + 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def read_gamma(words, pos):
     m, pos = read_unary(words, pos)
     low, pos = read_bits(words, pos, m)
     return ((np.int64(1) << m) | low) - 1, pos
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def read_delta(words, pos):
     m, pos = read_gamma(words, pos)
     low, pos = read_bits(words, pos, m)
     return ((np.int64(1) << m) | low) - 1, pos
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def read_zeta(words, pos, k):
     h, pos = read_unary(words, pos)
     left = np.int64(1) << (h * k)
@@ -225,7 +225,7 @@ def read_zeta(words, pos, k):
     return (m << 1) + bit - 1, pos
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def read_code(words, pos, code, k):
     if code == ZETA:
         return read_zeta(words, pos, k)

@@ -386,15 +386,16 @@ def decode_one(words, offsets, base, first_id, x, window, min_interval, code, k)
     """Random access: the list of local node ``x`` of a block whose list ``i`` starts at bit
     ``base + offsets[i]``.  Follows the reference chain back to a list without a reference and
     decodes forward from there."""
-    chain = np.empty(64, dtype=np.int64)
-    degrees = np.empty(64, dtype=np.int64)
+    chain = np.empty(8, dtype=np.int64)
+    degrees = np.empty(8, dtype=np.int64)
     length = 0
     node = x
     max_degree = 0
     while True:
         degree, ref, _ = _read_header(words, base + offsets[node], window)
-        if length == 64:
-            raise ValueError("reference chain longer than 64")
+        if length == chain.shape[0]:                 # chains are at most max_ref_count long
+            chain = np.concatenate((chain, np.empty(length, dtype=np.int64)))
+            degrees = np.concatenate((degrees, np.empty(length, dtype=np.int64)))
         chain[length] = node
         degrees[length] = degree
         length += 1
@@ -408,8 +409,8 @@ def decode_one(words, offsets, base, first_id, x, window, min_interval, code, k)
     prev_len = 0
     for t in range(length - 1, -1, -1):
         node = chain[t]
-        d, _ = _decode_list(words, base + offsets[node], first_id + node, ping[:prev_len], pong[:degrees[t]], window,
-                         min_interval, code, k, scratch)
+        d, _ = _decode_list(words, base + offsets[node], first_id + node, ping[:prev_len], pong[:degrees[t]],
+                            window, min_interval, code, k, scratch)
         ping, pong = pong, ping
         prev_len = d
     return ping[:prev_len].copy()

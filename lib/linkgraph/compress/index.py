@@ -193,6 +193,21 @@ class ConnectivityIndex:
         i = int(np.searchsorted(candidates, wanted))
         return i < len(candidates) and int(candidates[i]) == int(wanted)
 
+    def covered_ids(self) -> int:
+        """One past the largest page id that has an out- or an in-link."""
+        return max((int((g.block_first + g.block_nodes).max()) for g in (self.forward, self.reverse)
+                    if len(g.block_first)), default=0)
+
+    def write_bvgraph(self, basename, nodes: int | None = None) -> dict[str, str]:
+        """Write the forward graph as WebGraph BVGraph files ``basename.graph/.offsets/.properties``
+        over ids ``0 .. nodes - 1`` (default: every id up to the last one with a link)."""
+        from linkgraph.compress.webgraph import write_bvgraph
+
+        covered = self.covered_ids()
+        if nodes is not None and nodes < covered:
+            raise ValueError(f"nodes={nodes} but page {covered - 1} has links")
+        return write_bvgraph(self.forward, basename, covered if nodes is None else nodes)
+
     # --- construction --------------------------------------------------------------------------
     @classmethod
     def from_arcs(cls, sources: np.ndarray, targets: np.ndarray, params: BVParams = BVParams(),
