@@ -253,21 +253,20 @@ def test_compress_cli_builds_idempotent_tables_and_rejects_unencodable_ids(spark
     from linkgraph.cli import main
     from linkgraph.config import config_from_dict
     from linkgraph.io.delta import Lake
-    from linkgraph.pipeline import compress_step, ingest_step
+    from linkgraph.pipeline import compress_step
 
     lake_dir = tmp_path / "lake"
     assert main(["compress", "--lake", str(lake_dir)]) == 2
     assert "run ingest first" in capsys.readouterr().err
 
-    arcs_file = tmp_path / "graph.tsv"
-    arcs_file.write_text("".join(f"{s}\t{d}\n" for s, ds in ARCS.items() for d in ds))
     conf = tmp_path / "conf.yaml"
     conf.write_text("compress:\n  block_size: 2\n")      # blocks {0,1} {2,3} {4,5}
     config = config_from_dict({"lake": {"path": str(lake_dir)}, "compress": {"block_size": 2}})
-    ingest_step(spark, config, str(arcs_file), "arcs")
     lake = Lake(spark, config.lake)
-    # a link whose id the codec cannot hold: rejected with a reason, the rest is encoded
-    lake.append(S.LINKS_TABLE, spark.createDataFrame([(-1, 2, None, None, None, None, None, None)], S.LINKS))
+    # compress reads only (src_id, dst_id) of links; (-1, 2) is a link whose id the codec cannot
+    # hold: rejected with a reason while the rest is encoded
+    rows = [(s, d) for s, ds in ARCS.items() for d in ds] + [(-1, 2)]
+    lake.append(S.LINKS_TABLE, spark.createDataFrame([(s, d, None, None, None, None, None, None) for s, d in rows], S.LINKS))
 
     assert main(["compress", "--lake", str(lake_dir), "--conf", str(conf)]) == 0
     out = capsys.readouterr().out
@@ -288,3 +287,13 @@ def test_compress_cli_builds_idempotent_tables_and_rejects_unencodable_ids(spark
     again = compress_step(spark, config)
     assert again.tables_written == [] and {t: lake.version(t) for t in tables} == versions
     assert (again.arcs, again.forward_blocks, again.reverse_blocks) == (10, 3, 3)
+
+
+def test_compress_config_rejects_bad_values():
+    from linkgraph.config import ConfigError, config_from_dict
+
+    assert config_from_dict({"compress": {"residual_code": "zeta2", "window_size": 0}}).compress.window_size == 0
+    for bad, message in (({"residual_code": "zeta9"}, "residual_code"), ({"block_size": 0}, "block_size"),
+                         ({"min_interval_length": 1}, "min_interval_length"), ({"windows": 7}, "compress.windows")):
+        with pytest.raises(ConfigError, match=message):
+            config_from_dict({"compress": bad})
