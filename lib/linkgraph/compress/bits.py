@@ -29,7 +29,6 @@ GAMMA = 0
 DELTA = 1
 ZETA = 2
 
-_ONE = np.uint64(1)
 
 
 def new_words(n_bits: int) -> np.ndarray:
