@@ -23,7 +23,7 @@ from linkgraph import schemas as S
 from linkgraph.cli import main
 from linkgraph.config import config_from_dict
 from linkgraph.io.delta import Lake
-from linkgraph.pipeline import analyze_step, ingest_step, lookup_links, pagerank_step, scores_step
+from linkgraph.pipeline import analyze_step, compress_step, ingest_step, lookup_links, pagerank_step, scores_step
 from conftest import shared_file
 
 
@@ -148,6 +148,12 @@ def test_forward_and_reverse_lookups(analyzed, spark, capsys):
     assert main(["links", "in", "http://target.com/t5", "--lake", config.lake.path]) == 0
     assert capsys.readouterr().out.split() == [f"http://farm.com/p{i}" for i in range(1, 4)] + ["http://target.com/"]
     assert main(["links", "in", "http://nowhere.example/", "--lake", config.lake.path]) == 2
+    capsys.readouterr()
+    compress_step(spark, config)
+    assert main(["links", "in", "http://target.com/t5", "--compressed", "--lake", config.lake.path]) == 0
+    assert capsys.readouterr().out.split() == [f"http://farm.com/p{i}" for i in range(1, 4)] + ["http://target.com/"]
+    assert main(["links", "out", "http://other.org/x", "--compressed", "--lake", config.lake.path]) == 0
+    assert sorted(capsys.readouterr().out.split()) == ["http://site.com/", "http://site.com/lonely"]
 
 
 def test_rerun_with_same_inputs_writes_nothing(analyzed, spark):

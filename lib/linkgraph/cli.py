@@ -97,6 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
     links.add_argument("direction", choices=("out", "in", "anchors"))
     links.add_argument("url", help="page URL (canonicalised like ingest)")
     links.add_argument("--limit", type=int, default=1000, help="print at most this many rows (default 1000)")
+    links.add_argument("--compressed", action="store_true",
+                       help="answer out/in from the compressed graph (run `linkgraph compress` first)")
     _common(links)
 
     run = sub.add_parser("run", help="run every pipeline step on an input, or on the built-in sample crawl")
@@ -104,6 +106,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--format", choices=FORMATS)
     run.add_argument("--sitemaps", help="sitemap file or directory to ingest too (the sample brings its own)")
     _common(run)
+
+    compress = sub.add_parser("compress", help="Boldi-Vigna compressed forward and reverse link graphs of the lake's links")
+    _common(compress)
     return parser
 
 
@@ -161,13 +166,19 @@ def cmd_analyze(args: argparse.Namespace, config: Config) -> int:
 
 
 def cmd_links(args: argparse.Namespace, config: Config) -> int:
-    from linkgraph.pipeline import lookup_links
+    from linkgraph.pipeline import lookup_links, lookup_links_compressed
     from linkgraph.session import get_spark
 
     if args.limit <= 0:
         raise UsageError("--limit must be positive")
+    if args.compressed and args.direction == "anchors":
+        raise UsageError("--compressed answers out and in; anchors come from the anchor index")
     try:
-        rows = lookup_links(get_spark(config.spark), config, args.direction, args.url).limit(args.limit + 1).collect()
+        spark = get_spark(config.spark)
+        if args.compressed:
+            rows = lookup_links_compressed(spark, config, args.direction, args.url, args.limit + 1)
+        else:
+            rows = lookup_links(spark, config, args.direction, args.url).limit(args.limit + 1).collect()
     except LookupError as exc:
         raise UsageError(str(exc)) from None
     for row in rows[: args.limit]:
@@ -243,7 +254,8 @@ def cmd_frontier(args: argparse.Namespace, config: Config) -> int:
 def cmd_run(args: argparse.Namespace, config: Config) -> int:
     from linkgraph.io.delta import Lake
     from linkgraph.pipeline import (
-        ANALYSIS_TABLES, analyze_step, ingest_sitemaps_step, ingest_step, pagerank_step, sample_input, scores_step,
+        ANALYSIS_TABLES, analyze_step, compress_step, ingest_sitemaps_step, ingest_step, pagerank_step, sample_input,
+        scores_step,
     )
     from linkgraph.sample import SAMPLE_SEEDS
     from linkgraph.session import get_spark
@@ -266,20 +278,30 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
         print(scores_step(spark, config, seeds).summary())
     else:
         print("scores: skipped (no seed URLs: set scores.seeds in the config)")
+    print(compress_step(spark, config).summary())
     lake = Lake(spark, config.lake)
     print("tables:")
     for table in (S.PAGES_TABLE, S.LINKS_TABLE, S.REJECTS_TABLE, S.PAGERANK_TABLE, S.RANK_RUNS_TABLE, *ANALYSIS_TABLES,
-                  S.SITEMAPS_TABLE, S.PAGE_FLAGS_TABLE, S.SEED_SCORES_TABLE, S.FRONTIER_TABLE):
+                  S.SITEMAPS_TABLE, S.PAGE_FLAGS_TABLE, S.SEED_SCORES_TABLE, S.FRONTIER_TABLE,
+                  S.LINKS_COMPRESSED_FORWARD_TABLE, S.LINKS_COMPRESSED_REVERSE_TABLE, S.LINKS_COMPRESSED_OFFSETS_TABLE):
         if not lake.exists(table):
             continue
-        print(f"  {table:<21} {Path(lake.location(table)).resolve() if not lake.uses_catalog else lake.location(table)}")
+        print(f"  {table:<25} {Path(lake.location(table)).resolve() if not lake.uses_catalog else lake.location(table)}")
+    return 0
+
+
+def cmd_compress(args: argparse.Namespace, config: Config) -> int:
+    from linkgraph.pipeline import compress_step
+    from linkgraph.session import get_spark
+
+    print(compress_step(get_spark(config.spark), config).summary())
     return 0
 
 
 COMMANDS = {
     "ingest": cmd_ingest, "ingest-sitemaps": cmd_ingest_sitemaps, "import-authority": cmd_import_authority,
     "pagerank": cmd_pagerank, "analyze": cmd_analyze, "links": cmd_links, "scores": cmd_scores,
-    "frontier": cmd_frontier, "run": cmd_run,
+    "frontier": cmd_frontier, "compress": cmd_compress, "run": cmd_run,
 }
 
 

@@ -204,6 +204,36 @@ class ScoresConfig:
     def affinity(self) -> dict[str, float]:
         return {"seed_host": self.affinity_seed_host, "registered_domain": self.affinity_registered_domain,
                 "one_hop": self.affinity_one_hop, "farther": self.affinity_farther}
+# --- compressed link storage ---
+@dataclass(frozen=True)
+class CompressConfig:
+    """Boldi-Vigna compression of ``links`` (``linkgraph compress``).
+
+    ``block_size`` page ids per block (one Spark task each; references never cross blocks).
+    ``window_size`` previous lists a list may copy from (0: none); ``max_ref_count`` longest
+    reference chain, which bounds random-access decoding; ``min_interval_length`` shortest run of
+    consecutive ids stored as an interval (0: none); ``residual_code`` the code of the remaining
+    gaps: ``gamma``, ``delta`` or ``zetaK`` (K 1..7).  Defaults are WebGraph's.
+    """
+
+    block_size: int = 65536
+    window_size: int = 7
+    max_ref_count: int = 3
+    min_interval_length: int = 4
+    residual_code: str = "zeta3"
+
+    def __post_init__(self) -> None:
+        if self.block_size <= 0:
+            raise ConfigError("compress.block_size must be positive")
+        if not 0 <= self.window_size <= 63:
+            raise ConfigError("compress.window_size must be in [0, 63]")
+        if self.max_ref_count < 1:
+            raise ConfigError("compress.max_ref_count must be >= 1")
+        if self.min_interval_length != 0 and self.min_interval_length < 2:
+            raise ConfigError("compress.min_interval_length must be 0 (no intervals) or >= 2")
+        code = self.residual_code
+        if not (code in ("gamma", "delta") or (code[:4] == "zeta" and code[4:] in tuple("1234567"))):
+            raise ConfigError(f"compress.residual_code must be gamma, delta or zeta1..zeta7, got {code!r}")
 
 
 @dataclass(frozen=True)
@@ -214,6 +244,7 @@ class Config:
     rank: RankConfig = field(default_factory=RankConfig)
     analysis: AnalysisConfig = field(default_factory=AnalysisConfig)
     scores: ScoresConfig = field(default_factory=ScoresConfig)
+    compress: CompressConfig = field(default_factory=CompressConfig)
 
     def with_lake_path(self, path: str | None) -> "Config":
         if path is None:

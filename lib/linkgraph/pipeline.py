@@ -463,24 +463,44 @@ def _require_tables(lake: Lake, *tables: str) -> None:
 LINK_DIRECTIONS = ("out", "in", "anchors")
 
 
+def _page_id_of(lake: Lake, pages: DataFrame, url: str) -> int:
+    from linkgraph.urls import canonicalize
+
+    canonical = canonicalize(url)
+    if canonical.url is None:
+        raise LookupError(f"not a valid URL ({canonical.reason}: {canonical.detail}): {url}")
+    found = pages.where(F.col(S.URL) == canonical.url).select(S.PAGE_ID).first()
+    if found is None:
+        raise LookupError(f"no page {canonical.url} in lake {lake.config.path}")
+    return found[S.PAGE_ID]
+
+
+def lookup_links_compressed(spark: SparkSession, config: Config, direction: str, url: str, limit: int) -> list[dict]:
+    """``out``/``in`` neighbours of one page from the compressed graph (``ConnectivityIndex``):
+    the first ``limit`` as dicts of url and page_id, in id order; URL <-> id through ``pages``."""
+    from linkgraph.compress import ConnectivityIndex
+
+    lake = Lake(spark, config.lake)
+    _require_tables(lake, S.PAGES_TABLE, S.LINKS_COMPRESSED_FORWARD_TABLE)
+    pages = lake.read(S.PAGES_TABLE)
+    page_id = _page_id_of(lake, pages, url)
+    index = ConnectivityIndex.load(lake)
+    ids = (index.out_links if direction == "out" else index.in_links)(page_id)[:limit]
+    urls = {r[S.PAGE_ID]: r[S.URL] for r in pages.where(F.col(S.PAGE_ID).isin([int(i) for i in ids])).collect()}
+    return [{S.URL: urls.get(int(i)), S.PAGE_ID: int(i)} for i in ids]
+
+
 def lookup_links(spark: SparkSession, config: Config, direction: str, url: str) -> DataFrame:
     """What the indexes say about one page: ``out`` (url, page_id of each target), ``in`` (each
     source) or ``anchors`` (anchor, links, linking_domains, example_context), in index order.
 
     ``url`` is canonicalised like ingest; an unknown or malformed URL raises ``LookupError``.
     """
-    from linkgraph.urls import canonicalize
 
     lake = Lake(spark, config.lake)
     _require_tables(lake, S.PAGES_TABLE, S.FORWARD_INDEX_TABLE, S.REVERSE_INDEX_TABLE, S.ANCHOR_INDEX_TABLE)
-    canonical = canonicalize(url)
-    if canonical.url is None:
-        raise LookupError(f"not a valid URL ({canonical.reason}: {canonical.detail}): {url}")
     pages = lake.read(S.PAGES_TABLE)
-    found = pages.where(F.col(S.URL) == canonical.url).select(S.PAGE_ID).first()
-    if found is None:
-        raise LookupError(f"no page {canonical.url} in lake {lake.config.path}")
-    page_id = found[S.PAGE_ID]
+    page_id = _page_id_of(lake, pages, url)
     if direction == "anchors":
         row = lake.read(S.ANCHOR_INDEX_TABLE).where(F.col(S.PAGE_ID) == page_id)
         return row.select(F.posexplode(S.ANCHORS).alias("position", "entry")).select(
@@ -766,3 +786,128 @@ def export_frontier(spark: SparkSession, config: Config, top: int) -> list[dict]
     _require_tables(lake, S.FRONTIER_TABLE)
     rows = lake.read(S.FRONTIER_TABLE).orderBy("position").limit(top).collect()
     return [row.asDict() for row in rows]
+# --- compressed link storage -------------------------------------------------------------------
+
+@dataclass
+class CompressReport:
+    """What ``compress_step`` did.  Bits count the compressed lists only (as WebGraph's
+    ``.graph`` file), not the offsets index."""
+
+    links_version: int
+    arcs: int = 0
+    forward_bits: int = 0
+    reverse_bits: int = 0
+    forward_blocks: int = 0
+    reverse_blocks: int = 0
+    rejected: int = 0
+    offsets_bits: int = 0
+    tables_written: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def bits_per_link(self, bits: int) -> float:
+        return bits / self.arcs if self.arcs else 0.0
+
+    def summary(self) -> str:
+        written = ", ".join(self.tables_written) if self.tables_written else "none (up to date)"
+        return (
+            f"compress links@v{self.links_version}: arcs={self.arcs} "
+            f"forward_bits_per_link={self.bits_per_link(self.forward_bits):.3f} "
+            f"reverse_bits_per_link={self.bits_per_link(self.reverse_bits):.3f} "
+            f"offsets_bits_per_link={self.bits_per_link(self.offsets_bits):.3f} "
+            f"blocks={self.forward_blocks}+{self.reverse_blocks} rejected={self.rejected} "
+            f"tables written: {written} in {self.seconds:.1f}s"
+        )
+
+
+def _compressed_table_state(lake: Lake, table: str) -> tuple[tuple | None, int, int, int]:
+    """(build columns shared by every row, or None when missing, mixed or empty; blocks; arcs;
+    bits) of a compressed table, in one small aggregation."""
+    if not lake.exists(table):
+        return None, 0, 0, 0
+    df = lake.read(table)
+    arcs = F.sum(S.ARC_COUNT) if S.ARC_COUNT in df.columns else F.lit(0)
+    rows = (df.groupBy(*S.COMPRESSION_BUILD_COLUMNS)
+            .agg(F.count(F.lit(1)).alias("blocks"), arcs.alias("arcs"), F.sum(S.BIT_LENGTH).alias("bits"))
+            .limit(2).collect())
+    if len(rows) != 1:
+        return None, 0, 0, 0
+    row = rows[0]
+    return tuple(row[c] for c in S.COMPRESSION_BUILD_COLUMNS), int(row["blocks"]), int(row["arcs"]), int(row["bits"])
+
+
+def compress_step(spark: SparkSession, config: Config) -> CompressReport:
+    """Encode the lake's ``links`` into ``links_compressed_forward``, ``links_compressed_reverse``
+    and their offsets index ``links_compressed_offsets`` (one overwrite commit each).
+
+    A table already built from the current ``links`` version with the current ``compress``
+    parameters is left alone, so a re-run changes nothing and a run killed between two commits is
+    completed by the next one.  Links whose page ids the codec cannot store (outside
+    ``[0, 2**62)``) go to ``rejects`` as INVALID_VALUE.
+    """
+    from linkgraph.compress import build as CB
+
+    started = time.monotonic()
+    lake = Lake(spark, config.lake)
+    if not lake.exists(S.LINKS_TABLE):
+        raise readers.InputSchemaError(f"table '{S.LINKS_TABLE}' not found in lake {lake.config.path}: run ingest first")
+    cc = config.compress
+    version = lake.version(S.LINKS_TABLE)
+    report = CompressReport(links_version=version)
+    wanted = (version, cc.block_size, cc.window_size, cc.max_ref_count, cc.min_interval_length, cc.residual_code)
+    links = lake.read(S.LINKS_TABLE).select(S.SRC_ID, S.DST_ID)
+    tables = (S.LINKS_COMPRESSED_FORWARD_TABLE, S.LINKS_COMPRESSED_REVERSE_TABLE, S.LINKS_COMPRESSED_OFFSETS_TABLE)
+    states = {table: _compressed_table_state(lake, table) for table in tables}
+    if any(state[0] is None for state in states.values()) and not links.limit(1).count():
+        # no links: empty tables are the up-to-date result (they carry no build row to compare)
+        stale = [t for t in tables if not lake.exists(t) or states[t][0] is not None]
+    else:
+        stale = [t for t in tables if states[t][0] != wanted]
+
+    totals = {t: states[t][1:] for t in tables}
+    encoded: dict[str, DataFrame] = {}
+    if stale:
+        bad = links.where(~CB.encodable(links))
+        report.rejected = bad.count()
+        if report.rejected:
+            detail = f"page id outside [0, {CB.MAX_PAGE_ID}]: cannot be compressed"
+            raw = bad.select(
+                F.col(S.SRC_ID).cast("string").alias(S.FROM_URL), F.col(S.DST_ID).cast("string").alias(S.TO_URL),
+                *[F.lit(None).cast("string").alias(c) for c in S.OPTIONAL_EDGE_COLUMNS],
+                F.lit(S.Reason.INVALID_VALUE).alias(S.REASON), F.lit(detail).alias(S.DETAIL),
+            )
+            lake.ensure(S.REJECTS_TABLE, S.REJECTS)
+            write_rejects(lake, I.reject_rows(raw, f"{lake.location(S.LINKS_TABLE)}@v{version}"))
+        good = links.where(CB.encodable(links))
+        need = {
+            S.FORWARD: S.LINKS_COMPRESSED_FORWARD_TABLE in stale or S.LINKS_COMPRESSED_OFFSETS_TABLE in stale,
+            S.REVERSE: S.LINKS_COMPRESSED_REVERSE_TABLE in stale or S.LINKS_COMPRESSED_OFFSETS_TABLE in stale,
+        }
+        offsets_bits = 0
+        for direction, table in ((S.FORWARD, S.LINKS_COMPRESSED_FORWARD_TABLE), (S.REVERSE, S.LINKS_COMPRESSED_REVERSE_TABLE)):
+            if not need[direction]:
+                continue
+            arcs = CB.arcs_by_block(good, direction, cc.block_size)
+            encoded[direction] = CB.encode_blocks(arcs, cc, version).persist(StorageLevel.MEMORY_AND_DISK)
+            blocks, arc_count, bits, direction_offsets_bits = encoded[direction].agg(
+                F.count(F.lit(1)), F.coalesce(F.sum(S.ARC_COUNT), F.lit(0)), F.coalesce(F.sum(S.BIT_LENGTH), F.lit(0)),
+                F.coalesce(F.sum("offsets_bit_length"), F.lit(0))).first()
+            totals[table] = (int(blocks), int(arc_count), int(bits))
+            offsets_bits += int(direction_offsets_bits)
+            if table in stale:
+                lake.overwrite(table, CB.block_rows(encoded[direction]))
+                report.tables_written.append(table)
+        if S.LINKS_COMPRESSED_OFFSETS_TABLE in stale:
+            offsets = CB.offsets_rows(encoded[S.FORWARD], S.FORWARD).unionByName(
+                CB.offsets_rows(encoded[S.REVERSE], S.REVERSE))
+            lake.overwrite(S.LINKS_COMPRESSED_OFFSETS_TABLE, offsets)
+            report.tables_written.append(S.LINKS_COMPRESSED_OFFSETS_TABLE)
+            totals[S.LINKS_COMPRESSED_OFFSETS_TABLE] = (0, 0, offsets_bits)
+
+    report.forward_blocks, report.arcs, report.forward_bits = totals[S.LINKS_COMPRESSED_FORWARD_TABLE]
+    report.reverse_blocks, _, report.reverse_bits = totals[S.LINKS_COMPRESSED_REVERSE_TABLE]
+    report.offsets_bits = totals[S.LINKS_COMPRESSED_OFFSETS_TABLE][2]
+    for cached in encoded.values():
+        cached.unpersist()
+    report.seconds = time.monotonic() - started
+    log.info(report.summary())
+    return report

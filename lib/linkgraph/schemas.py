@@ -443,3 +443,68 @@ SITEMAPS_TABLE = "sitemaps"
 EXTERNAL_AUTHORITY_TABLE = "external_authority"
 SEED_SCORES_TABLE = "seed_scores"
 FRONTIER_TABLE = "frontier"
+
+# --- compressed link storage (linkgraph compress; linkgraph.compress) --------------------------
+BLOCK_ID = "block_id"
+FIRST_ID = "first_id"
+NODE_COUNT = "node_count"
+ARC_COUNT = "arc_count"
+BIT_LENGTH = "bit_length"
+DATA = "data"
+OFFSETS = "offsets"
+DIRECTION = "direction"
+LINKS_VERSION = "links_version"
+BLOCK_SIZE = "block_size"
+WINDOW_SIZE = "window_size"
+MAX_REF_COUNT = "max_ref_count"
+MIN_INTERVAL_LENGTH = "min_interval_length"
+RESIDUAL_CODE = "residual_code"
+FORWARD = "forward"
+REVERSE = "reverse"
+
+# What a compressed table was built from and how: equal in every row of one build.
+COMPRESSION_BUILD_COLUMNS = (LINKS_VERSION, BLOCK_SIZE, WINDOW_SIZE, MAX_REF_COUNT, MIN_INTERVAL_LENGTH, RESIDUAL_CODE)
+
+_COMPRESSION_BUILD_FIELDS = [
+    StructField(LINKS_VERSION, LongType(), False),          # Delta version of `links` encoded
+    StructField(BLOCK_SIZE, LongType(), False),             # page ids per block
+    StructField(WINDOW_SIZE, IntegerType(), False),
+    StructField(MAX_REF_COUNT, IntegerType(), False),
+    StructField(MIN_INTERVAL_LENGTH, IntegerType(), False),
+    StructField(RESIDUAL_CODE, StringType(), False),        # gamma | delta | zetaK
+]
+
+# One row per block of page ids [first_id, first_id + node_count): the successor lists (forward:
+# dst ids of each src; reverse: src ids of each dst) as one Boldi-Vigna (WebGraph BVGraph) bit
+# stream, most significant bit first, `bit_length` bits long.  `first_id = block_id * block_size`;
+# `node_count` ends at the block's last page with a list, later ids of the range have none.
+COMPRESSED_LINKS = StructType(
+    [
+        StructField(BLOCK_ID, LongType(), False),
+        StructField(FIRST_ID, LongType(), False),
+        StructField(NODE_COUNT, LongType(), False),
+        StructField(ARC_COUNT, LongType(), False),
+        StructField(BIT_LENGTH, LongType(), False),
+        StructField(DATA, BinaryType(), False),
+        *_COMPRESSION_BUILD_FIELDS,
+    ]
+)
+
+# The offsets index: per (direction, block) the bit offset of every list in the block's stream
+# (node_count + 1 values, the last one the stream length), as gamma-coded gaps exactly like
+# WebGraph's `.offsets` file; `bit_length` is the length of this offsets stream.
+COMPRESSED_OFFSETS = StructType(
+    [
+        StructField(DIRECTION, StringType(), False),        # forward | reverse
+        StructField(BLOCK_ID, LongType(), False),
+        StructField(FIRST_ID, LongType(), False),
+        StructField(NODE_COUNT, LongType(), False),
+        StructField(BIT_LENGTH, LongType(), False),
+        StructField(OFFSETS, BinaryType(), False),
+        *_COMPRESSION_BUILD_FIELDS,
+    ]
+)
+
+LINKS_COMPRESSED_FORWARD_TABLE = "links_compressed_forward"
+LINKS_COMPRESSED_REVERSE_TABLE = "links_compressed_reverse"
+LINKS_COMPRESSED_OFFSETS_TABLE = "links_compressed_offsets"
