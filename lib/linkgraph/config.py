@@ -110,12 +110,34 @@ class RankConfig:
             raise ConfigError("rank.tol and rank.max_iter must be positive")
 
 
+# --- crawl inputs (WARC / WAT) ---
+@dataclass(frozen=True)
+class CrawlConfig:
+    """Limits of link extraction from WARC/WAT files (``linkgraph ingest --format warc|wat``).
+
+    ``max_page_bytes``: a response payload (or WAT JSON) larger than this many bytes is rejected as
+    OVERSIZED_PAGE without being parsed.  ``max_text_chars``: page text stored in ``page_signals``
+    is cut to this many characters.  ``context_chars``: characters of page text kept on each side
+    of a link in its context window.
+    """
+
+    max_page_bytes: int = 5_000_000
+    max_text_chars: int = 20_000
+    context_chars: int = 50
+
+    def __post_init__(self) -> None:
+        for name in ("max_page_bytes", "max_text_chars", "context_chars"):
+            if getattr(self, name) <= 0:
+                raise ConfigError(f"crawl.{name} must be positive")
+
+
 @dataclass(frozen=True)
 class Config:
     spark: SparkConfig = field(default_factory=SparkConfig)
     lake: LakeConfig = field(default_factory=LakeConfig)
     ingest: IngestConfig = field(default_factory=IngestConfig)
     rank: RankConfig = field(default_factory=RankConfig)
+    crawl: CrawlConfig = field(default_factory=CrawlConfig)
 
     def with_lake_path(self, path: str | None) -> "Config":
         if path is None:

@@ -96,6 +96,11 @@ def _edge(file: str, record_id, offset, from_url, to_url, seen: str | None, anch
                 context_window=context, rel=rel, position=position, discovered_at=seen, last_seen_at=seen)
 
 
+def file_error_row(file: str, exc: Exception) -> dict:
+    """The record row of a file that cannot be opened at all."""
+    return _row(REJECTED, file, None, None, reason=MALFORMED_RECORD, detail=f"{file}: cannot be read: {exc}"[:500])
+
+
 def _redirect_rows(file, record_id, offset, source, location, seen) -> list[dict]:
     target = resolve(source or "", location)
     return [_row(REDIRECT, file, record_id, offset, from_url=source, link_count=1),
@@ -112,7 +117,7 @@ def warc_rows(records: Iterable[WarcRecord | ReadProblem], file: str, settings: 
         elif record.record_type != "response":
             yield _skipped(record, file, record.record_type)
         else:
-            yield from _response_rows(record, file, settings)
+            yield from _guarded(_response_rows, record, file, settings)
 
 
 def _response_rows(record: WarcRecord, file: str, settings: ExtractSettings) -> Iterator[dict]:
@@ -172,7 +177,17 @@ def wat_rows(records: Iterable[WarcRecord | ReadProblem], file: str, settings: E
             yield _rejected(record, file, OVERSIZED_PAGE,
                             f"WAT JSON of {record.content_length} bytes exceeds {settings.max_page_bytes}")
         else:
-            yield from _wat_record_rows(record, file, settings)
+            yield from _guarded(_wat_record_rows, record, file, settings)
+
+
+def _guarded(rows_of, record: WarcRecord, file: str, settings: ExtractSettings) -> Iterator[dict]:
+    """The rows of one record, or one rejected row if extraction fails unexpectedly (a parser
+    error on a pathological page must not end the task)."""
+    try:
+        rows = list(rows_of(record, file, settings))
+    except Exception as exc:  # noqa: BLE001 - the record is rejected with the error as detail
+        rows = [_rejected(record, file, MALFORMED_RECORD, f"extraction failed: {type(exc).__name__}: {exc}"[:500])]
+    yield from rows
 
 
 def _wat_record_rows(record: WarcRecord, file: str, settings: ExtractSettings) -> Iterator[dict]:
