@@ -65,8 +65,8 @@ def http_response(body: bytes, status: str = "200 OK", headers: tuple[str, ...] 
 
 def handwritten_warc() -> bytes:
     """warcinfo, request, the jobs page, a redirect, an image, an undecodable page, a 404, an
-    oversized page (over 20,000 bytes), a chunked+gzip page, and a WARC/0.17 record."""
-    big = b"<html><body>" + b"<p>filler</p>" * 2000 + b"</body></html>"
+    oversized page (over 150,000 bytes), a chunked+gzip page, and a WARC/0.17 record."""
+    big = b"<html><body>" + b"<p>filler</p>" * 20_000 + b"</body></html>"
     small = b"<html><body><p>Small <a href='/a'>page</a></p></body></html>"
     chunked = gzip.compress(small, mtime=0)
     chunked = b"%x\r\n%s\r\n0\r\n\r\n" % (len(chunked), chunked)
@@ -95,7 +95,7 @@ def handwritten_warc() -> bytes:
     ])
 
 
-def rows_of(data: bytes, settings: ExtractSettings = ExtractSettings(max_page_bytes=20_000), wat: bool = False):
+def rows_of(data: bytes, settings: ExtractSettings = ExtractSettings(max_page_bytes=150_000), wat: bool = False):
     records = read_records(lambda: io.BytesIO(data), settings.max_page_bytes)
     return list((wat_rows if wat else warc_rows)(records, "test.warc.gz", settings))
 
@@ -312,3 +312,202 @@ def test_wat_rows():
 def test_real_wat_envelope_is_read_and_counted():
     rows = rows_of(shared_file("warc/whirlwind.warc.wat.gz").read_bytes(), wat=True)
     assert [(r["row_kind"], r["detail"]) for r in rows] == [("skipped", "warcinfo"), ("skipped", "WAT of a request record")]
+
+
+def test_format_guessed_from_extension():
+    from linkgraph.cli import guess_format
+
+    assert guess_format("CC-MAIN-20200808165417-20200808195417-00395.warc.gz") == "warc"
+    assert guess_format("whirlwind.warc.wat.gz") == "wat"
+
+
+# --- Spark: ingest into lakes ------------------------------------------------------------------
+
+def _config(lake_dir: Path, **crawl):
+    from linkgraph.config import config_from_dict
+
+    return config_from_dict({"lake": {"path": str(lake_dir)}, "crawl": crawl})
+
+
+def test_ingest_cc_excerpt_counts_add_up(spark, tmp_path):
+    from pyspark.sql import functions as F
+
+    from linkgraph.pipeline import ingest_step
+
+    config = _config(tmp_path / "lake")
+    report = ingest_step(spark, config, str(shared_file(CC_EXCERPT)), "warc")
+    assert (report.records_read, report.pages_parsed, report.redirects, report.records_skipped,
+            report.records_rejected) == (50, 16, 0, 34, 0)
+    assert report.skipped_by_kind == {"warcinfo": 1, "request": 17, "metadata": 16}
+    assert "records read=50 = parsed=16 + skipped=34 + rejected=0" in report.summary()
+    assert report.edges_extracted == report.read == 1411
+    assert report.upserted + report.rejected == report.read
+    links = spark.read.format("delta").load(str(tmp_path / "lake" / "links"))
+    pages = spark.read.format("delta").load(str(tmp_path / "lake" / "pages"))
+    targets = links.join(pages.select(F.col("page_id").alias("dst_id"), "host"), on="dst_id", how="inner")
+    # 127 hosts are linked; 037426.cn only by its own page's links to itself (SELF_LINK rejects),
+    # so it is in pages (as a source) but not among link targets.
+    assert pages.select("host").distinct().count() == 127
+    assert targets.select("host").distinct().count() == 126
+    assert report.rejected_by_reason["SELF_LINK"] > 0
+    assert links.where(F.col("anchor_text").isNotNull()).count() / links.count() > 0.9
+    assert links.where(F.col("context_window").isNull() | F.col("position").isNull()).count() == 0
+    signals = spark.read.format("delta").load(str(tmp_path / "lake" / "page_signals"))
+    assert signals.count() == report.page_signals_inserted == 16
+    assert signals.where(F.col("title").isNull() | F.col("text").isNull() | F.col("fetched_at").isNull()).count() == 0
+
+
+@pytest.fixture(scope="module")
+def warc_dir(tmp_path_factory):
+    """The hand-written WARC and a copy of the Common Crawl excerpt cut 150 bytes into its 23rd
+    record (22 complete records before the cut, 7 of them HTML responses)."""
+    directory = tmp_path_factory.mktemp("warcs")
+    (directory / "handwritten.warc.gz").write_bytes(handwritten_warc())
+    (directory / "cut.warc.gz").write_bytes(shared_file(CC_EXCERPT).read_bytes()[: 69787 + 150])
+    return directory
+
+
+def test_ingest_directory_positions_rels_rejects_and_rerun(spark, tmp_path, warc_dir):
+    from pyspark.sql import functions as F
+    from pyspark.testing import assertDataFrameEqual
+
+    from linkgraph.pipeline import ingest_step
+
+    lake = tmp_path / "lake"
+    config = _config(lake, max_page_bytes=150_000)
+    report = ingest_step(spark, config, str(warc_dir), "warc")
+    assert report.files == 2
+    assert (report.records_read, report.records_parsed, report.records_skipped, report.records_rejected) == (33, 11, 18, 4)
+    assert report.records_rejected_by_reason == {
+        "NON_HTML": 1, "UNDECODABLE_CHARSET": 1, "OVERSIZED_PAGE": 1, "TRUNCATED_RECORD": 1}
+
+    read = lambda table: spark.read.format("delta").load(str(lake / table))  # noqa: E731
+    urls = read("pages").select("page_id", "url")
+    jobs_links = (
+        read("links")
+        .join(urls.withColumnRenamed("page_id", "src_id").withColumnRenamed("url", "from_url"), "src_id", "inner")
+        .join(urls.withColumnRenamed("page_id", "dst_id").withColumnRenamed("url", "to_url"), "dst_id", "inner")
+        .where(F.col("from_url").isin(PAGE_URL, "http://example.com/"))
+        .select("from_url", "to_url", "anchor_text", "link_type", "position")
+    )
+    expected = [
+        (PAGE_URL, "https://www.example.com/", "Home", "INTERNAL", "NAV"),
+        (PAGE_URL, "https://www.example.com/jobs/openings", "Openings", "INTERNAL", "NAV"),
+        (PAGE_URL, "https://www.example.com/about", "About", "INTERNAL", "NAV"),
+        (PAGE_URL, "https://partner.example.org/guide", "hiring guide", "SPONSORED", "CONTENT"),
+        (PAGE_URL, "https://forum.example.net/t/1", "forum thread", "UGC", "CONTENT"),
+        (PAGE_URL, "https://spam.example.info/", "spam", "NOFOLLOW", "CONTENT"),
+        (PAGE_URL, "https://news.example.org/x", "News logo", "EXTERNAL", "CONTENT"),
+        (PAGE_URL, "https://www.example.com/related", "Related", "INTERNAL", "SIDEBAR"),
+        (PAGE_URL, "https://www.example.com/contact", "Contact", "INTERNAL", "FOOTER"),
+        ("http://example.com/", PAGE_URL, None, "INTERNAL", None),                 # the 301 redirect
+    ]
+    assertDataFrameEqual(jobs_links, spark.createDataFrame(expected, jobs_links.schema))
+
+    rejects = read("rejects")
+    truncated = rejects.where(F.col("reason") == "TRUNCATED_RECORD").select("detail", "source").collect()
+    assert len(truncated) == 1
+    assert "cut.warc.gz" in truncated[0]["detail"]
+    assert "<urn:uuid:dcf9e2b6-7680-4629-99aa-ffbc7e81fae1>" in truncated[0]["detail"]
+    assert rejects.where((F.col("reason") == "UNSUPPORTED_SCHEME") & (F.col("to_url") == "mailto:jobs@example.com")).count() == 1
+    for reason, uuid in (("NON_HTML", "5"), ("UNDECODABLE_CHARSET", "6"), ("OVERSIZED_PAGE", "8")):
+        (row,) = rejects.where(F.col("reason") == reason).collect()
+        assert f"<urn:uuid:00000000-0000-0000-0000-00000000000{uuid}>" in row["detail"]
+
+    signals = read("page_signals")
+    assert signals.count() == 3 + 7
+    jobs = signals.where(F.col("url") == PAGE_URL).first()
+    assert (jobs["title"], jobs["text"], jobs["feed_links"], str(jobs["fetched_at"])) == (
+        "Jobs at Example", JOBS_TEXT, ["https://www.example.com/jobs.rss"], "2024-05-18 01:58:10")
+
+    versions = {t: spark.sql(f"DESCRIBE HISTORY delta.`{lake / t}`").count() for t in ("pages", "links", "rejects", "page_signals")}
+    again = ingest_step(spark, config, str(warc_dir), "warc")
+    assert (again.records_read, again.read, again.rejected) == (report.records_read, report.read, report.rejected)
+    assert (again.pages_inserted, again.pages_updated, again.links_inserted, again.links_updated, again.rejects_inserted,
+            again.page_signals_inserted, again.page_signals_updated) == (0, 0, 0, 0, 0, 0, 0)
+    assert read("links").count() == report.links_inserted and read("rejects").count() == report.rejects_inserted
+    changed = {t for t in versions
+               if spark.sql(f"DESCRIBE HISTORY delta.`{lake / t}`").where("operationMetrics['numTargetRowsInserted'] > 0 "
+                                                                         "OR operationMetrics['numTargetRowsUpdated'] > 0").count()
+               > spark.sql(f"DESCRIBE HISTORY delta.`{lake / t}`").where("version <= 1").count()}
+    assert not changed
+
+
+def test_cli_ingest_wat_prints_counts_that_add_up(spark, tmp_path, capsys):
+    from linkgraph.cli import main
+
+    directory = tmp_path / "wat"
+    directory.mkdir()
+    (directory / "hand.warc.wat.gz").write_bytes(handwritten_wat())
+    (directory / "whirlwind.warc.wat.gz").write_bytes(shared_file("warc/whirlwind.warc.wat.gz").read_bytes())
+    assert main(["ingest", "--input", str(directory), "--format", "wat", "--lake", str(tmp_path / "lake")]) == 0
+    out = capsys.readouterr().out
+    assert "files=2 records read=9 = parsed=3 + skipped=5 + rejected=1" in out
+    assert "2 HTML pages of which 1 without links, 1 redirects" in out
+    assert "rejected: MALFORMED_RECORD=1" in out
+    assert "ingest " in out and "read=4 upserted=4 rejected=0" in out
+
+
+# --- Common Crawl host graph -------------------------------------------------------------------
+
+CC_VERTICES = ["0\tcom.example", "1\tcom.example.www", "2\tnet.example.blog", "3\torg.example", "4\torg.wikipedia.en",
+               "not a vertex line"]
+CC_EDGES = ["0\t1", "1\t0", "1\t3", "1\t4", "2\t1", "3\t1", "3\t4", "4\t0", "4\t2"]
+CC_BAD_EDGES = ["2\t9", "1\t3", "x y"]          # unknown vertex, repeated edge, not an edge
+
+
+def _write_gz(path: Path, lines: list[str]) -> Path:
+    path.write_bytes(gzip.compress(("\n".join(lines) + "\n").encode(), mtime=0))
+    return path
+
+
+def test_ccgraph_paths(tmp_path):
+    from linkgraph.crawl.ccgraph import ccgraph_paths
+    from linkgraph.readers import InputSchemaError
+
+    vertices = _write_gz(tmp_path / "cc-main-host-vertices.txt.gz", CC_VERTICES)
+    edges = _write_gz(tmp_path / "cc-main-host-edges.txt.gz", CC_EDGES)
+    assert ccgraph_paths(str(tmp_path)) == ([str(vertices)], [str(edges)])
+    assert ccgraph_paths(str(vertices)) == ([str(vertices)], [str(edges)])
+    with pytest.raises(InputSchemaError):
+        ccgraph_paths(str(edges))
+
+
+def test_ccgraph_import_ranks_like_the_arc_list(spark, tmp_path):
+    import networkx as nx
+    from pyspark.sql import functions as F
+    from pyspark.testing import assertDataFrameEqual
+
+    from linkgraph.pipeline import ingest_step, pagerank_step
+
+    graph = tmp_path / "graph"
+    graph.mkdir()
+    vertices = _write_gz(graph / "host-vertices.txt.gz", CC_VERTICES)
+    _write_gz(graph / "host-edges.txt.gz", CC_EDGES + CC_BAD_EDGES)
+    arcs = _write_gz(tmp_path / "same-edges.arcs.gz", CC_EDGES)
+    cc_config, arcs_config = _config(tmp_path / "cc-lake"), _config(tmp_path / "arcs-lake")
+
+    report = ingest_step(spark, cc_config, str(vertices), "ccgraph")
+    assert (report.vertices_read, report.edges_read, report.links_inserted, report.pages_inserted) == (6, 12, 9, 5)
+    assert report.rejected_by_reason == {"MALFORMED_RECORD": 2, "INVALID_VALUE": 1, "DUPLICATE_MERGED": 1}
+    read = lambda lake, table: spark.read.format("delta").load(str(tmp_path / lake / table))  # noqa: E731
+    pages = read("cc-lake", "pages").select("page_id", "url", "host", "registered_domain", "url_key")
+    assertDataFrameEqual(pages, spark.createDataFrame([
+        (0, "http://example.com/", "example.com", "example.com", "com.example/"),
+        (1, "http://www.example.com/", "www.example.com", "example.com", "com.example.www/"),
+        (2, "http://blog.example.net/", "blog.example.net", "example.net", "net.example.blog/"),
+        (3, "http://example.org/", "example.org", "example.org", "org.example/"),
+        (4, "http://en.wikipedia.org/", "en.wikipedia.org", "wikipedia.org", "org.wikipedia.en/"),
+    ], pages.schema))
+    internal = read("cc-lake", "links").where(F.col("link_type") == "INTERNAL").select("src_id", "dst_id")
+    assert sorted(tuple(r) for r in internal.collect()) == [(0, 1), (1, 0)]
+
+    ingest_step(spark, arcs_config, str(arcs), "arcs")
+    pagerank_step(spark, cc_config)
+    pagerank_step(spark, arcs_config)
+    cc_ranks = read("cc-lake", "pagerank").select("page_id", "rank")
+    arc_ranks = read("arcs-lake", "pagerank").select("page_id", "rank")
+    assertDataFrameEqual(cc_ranks, arc_ranks, rtol=1e-9, atol=1e-12)
+    # and both are PageRank: networkx on the same five hosts
+    expected = nx.pagerank(nx.DiGraph([tuple(map(int, e.split("\t"))) for e in CC_EDGES]), alpha=0.85, tol=1e-12)
+    assertDataFrameEqual(cc_ranks, spark.createDataFrame(sorted(expected.items()), cc_ranks.schema), atol=1e-6)
