@@ -27,6 +27,8 @@ _EXTENSION_FORMATS = {
     ".parquet": "parquet", ".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "jsonl", ".csv": "csv",
     ".tsv": "arcs", ".arcs": "arcs", ".txt": "arcs", ".dat": "dat", ".gml": "gml",
 }
+# --- crawl inputs ---
+_EXTENSION_FORMATS.update({".warc": "warc", ".wat": "wat"})
 
 
 class UsageError(ValueError):

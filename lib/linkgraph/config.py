@@ -234,6 +234,25 @@ class CompressConfig:
         code = self.residual_code
         if not (code in ("gamma", "delta") or (code[:4] == "zeta" and code[4:] in tuple("1234567"))):
             raise ConfigError(f"compress.residual_code must be gamma, delta or zeta1..zeta7, got {code!r}")
+# --- crawl inputs (WARC / WAT) ---
+@dataclass(frozen=True)
+class CrawlConfig:
+    """Limits of link extraction from WARC/WAT files (``linkgraph ingest --format warc|wat``).
+
+    ``max_page_bytes``: a response payload (or WAT JSON) larger than this many bytes is rejected as
+    OVERSIZED_PAGE without being parsed.  ``max_text_chars``: page text stored in ``page_signals``
+    is cut to this many characters.  ``context_chars``: characters of page text kept on each side
+    of a link in its context window.
+    """
+
+    max_page_bytes: int = 5_000_000
+    max_text_chars: int = 20_000
+    context_chars: int = 50
+
+    def __post_init__(self) -> None:
+        for name in ("max_page_bytes", "max_text_chars", "context_chars"):
+            if getattr(self, name) <= 0:
+                raise ConfigError(f"crawl.{name} must be positive")
 
 
 @dataclass(frozen=True)
@@ -245,6 +264,7 @@ class Config:
     analysis: AnalysisConfig = field(default_factory=AnalysisConfig)
     scores: ScoresConfig = field(default_factory=ScoresConfig)
     compress: CompressConfig = field(default_factory=CompressConfig)
+    crawl: CrawlConfig = field(default_factory=CrawlConfig)
 
     def with_lake_path(self, path: str | None) -> "Config":
         if path is None:

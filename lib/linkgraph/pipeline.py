@@ -102,6 +102,11 @@ def ingest_step(spark: SparkSession, config: Config, input_path: str, fmt: str) 
 
     Validation (including the input's column check) happens before any table is written.
     """
+    # --- crawl inputs (WARC, WAT, Common Crawl graphs): linkgraph.crawl ---
+    if fmt in readers.CRAWL_FORMATS:
+        from linkgraph.crawl.step import crawl_ingest_step
+
+        return crawl_ingest_step(spark, config, input_path, fmt)
     started = time.monotonic()
     report = IngestReport(source=str(input_path))
     lake = Lake(spark, config.lake)

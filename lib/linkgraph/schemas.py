@@ -127,6 +127,11 @@ class Reason:
     SELF_LINK = "SELF_LINK"
     DUPLICATE_MERGED = "DUPLICATE_MERGED"
     UNSAFE_XML = "UNSAFE_XML"
+    # crawl inputs (WARC/WAT): records that cannot be read or parsed
+    TRUNCATED_RECORD = "TRUNCATED_RECORD"
+    NON_HTML = "NON_HTML"
+    UNDECODABLE_CHARSET = "UNDECODABLE_CHARSET"
+    OVERSIZED_PAGE = "OVERSIZED_PAGE"
 
 
 # --- ranking ---------------------------------------------------------------------------------
@@ -508,3 +513,30 @@ COMPRESSED_OFFSETS = StructType(
 LINKS_COMPRESSED_FORWARD_TABLE = "links_compressed_forward"
 LINKS_COMPRESSED_REVERSE_TABLE = "links_compressed_reverse"
 LINKS_COMPRESSED_OFFSETS_TABLE = "links_compressed_offsets"
+
+# --- crawl inputs (WARC / WAT extraction, linkgraph.crawl) ------------------------------------
+ROW_KIND = "row_kind"
+RECORD_ID = "record_id"
+FILE = "file"
+LINK_COUNT = "link_count"
+
+# What extraction emits per WARC/WAT file (``linkgraph.crawl.extract``): one record row per record
+# read (row_kind page | redirect | skipped | rejected) plus one ``edge`` row per link found.  Edge
+# rows carry the raw edge record; page rows the page_signals values; rejected rows reason/detail.
+CRAWL_EXTRACT = StructType(
+    [
+        StructField(ROW_KIND, StringType(), False),
+        StructField(FILE, StringType(), True),
+        StructField(RECORD_ID, StringType(), True),
+        StructField("record_offset", LongType(), True),        # byte offset of the record in its file
+        *RAW_EDGE_RECORD.fields,
+        StructField(REASON, StringType(), True),
+        StructField(DETAIL, StringType(), True),
+        StructField(URL, StringType(), True),
+        StructField(TITLE, StringType(), True),
+        StructField(TEXT, StringType(), True),
+        StructField(FEED_LINKS, ArrayType(StringType()), True),
+        StructField(FETCHED_AT, TimestampType(), True),
+        StructField(LINK_COUNT, IntegerType(), True),
+    ]
+)
