@@ -69,6 +69,17 @@ def build_parser() -> argparse.ArgumentParser:
     rank.add_argument("--warm-start", action="store_true", help="start from the previous run's ranks")
     _common(rank)
 
+    # --- reward ranking (issue 6) ---
+    reward = sub.add_parser("reward", help="reward-distribution ranking for focused crawls (scores, feeds, pruning)")
+    reward.add_argument("--rounds", type=int, metavar="K", help="distribution rounds (default: reward.rounds, 10)")
+    reward.add_argument("--signals", metavar="PATH", help="page-signal JSON lines to merge into page_signals first")
+    reward.add_argument("--seeds", action="append", metavar="URLS",
+                        help="comma-separated seed URLs (never pruned), added to reward.seeds")
+    reward.add_argument("--no-rewards", action="store_true", help="spread and forget only; add no rewards")
+    reward.add_argument("--no-prune", action="store_true", help="keep pages below the delete threshold")
+    reward.add_argument("--undo-prune", metavar="RUN_ID", help="restore what reward run RUN_ID pruned, and stop")
+    _common(reward)
+
     run = sub.add_parser("run", help="run every pipeline step on an input, or on the built-in sample crawl")
     run.add_argument("--input", help="edge records (default: the built-in sample crawl)")
     run.add_argument("--format", choices=FORMATS)
@@ -121,6 +132,32 @@ def cmd_pagerank(args: argparse.Namespace, config: Config) -> int:
     return 0 if report.converged else config.rank.not_converged_exit_code
 
 
+def cmd_reward(args: argparse.Namespace, config: Config) -> int:
+    from linkgraph.reward_pipeline import PruneNotFound, reward_step, undo_prune
+    from linkgraph.session import get_spark
+
+    if args.rounds is not None and args.rounds < 0:
+        raise UsageError("--rounds must not be negative")
+    if args.signals is not None and "://" not in args.signals and not Path(args.signals).exists():
+        raise UsageError(f"page signals not found: {args.signals}")
+    overrides = {"rewards": False} if args.no_rewards else {}
+    if args.no_prune:
+        overrides["prune"] = False
+    config = dataclasses.replace(config, reward=dataclasses.replace(config.reward, **overrides))
+    if args.undo_prune:
+        try:
+            print(undo_prune(get_spark(config.spark), config, args.undo_prune).summary())
+        except PruneNotFound as exc:
+            raise UsageError(str(exc)) from None
+        return 0
+    seeds = [url for group in _split(args.seeds) for url in group]
+    report = reward_step(get_spark(config.spark), config, rounds=args.rounds, seeds=seeds, signals_path=args.signals)
+    if report.signals is not None:
+        print(report.signals.summary())
+    print(report.summary())
+    return 0
+
+
 def cmd_run(args: argparse.Namespace, config: Config) -> int:
     from linkgraph.io.delta import Lake
     from linkgraph.pipeline import ingest_step, pagerank_step, sample_input
@@ -134,14 +171,21 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
     spark = get_spark(config.spark)
     print(ingest_step(spark, config, input_path, fmt).summary())
     print(pagerank_step(spark, config).summary())
+    from linkgraph.reward_pipeline import reward_in_run
+    reward = reward_in_run(spark, config, on_sample=not args.input)
+    if reward is not None:
+        print(reward.summary())
     lake = Lake(spark, config.lake)
     print("tables:")
     for table in (S.PAGES_TABLE, S.LINKS_TABLE, S.REJECTS_TABLE, S.PAGERANK_TABLE, S.RANK_RUNS_TABLE):
         print(f"  {table:<10} {Path(lake.location(table)).resolve() if not lake.uses_catalog else lake.location(table)}")
+    for table in (S.PAGE_SIGNALS_TABLE, S.REWARD_SCORES_TABLE, S.REWARD_RUNS_TABLE, S.FEEDS_TABLE, S.PRUNED_PAGES_TABLE):
+        if reward is not None and lake.exists(table):
+            print(f"  {table:<10} {Path(lake.location(table)).resolve() if not lake.uses_catalog else lake.location(table)}")
     return 0
 
 
-COMMANDS = {"ingest": cmd_ingest, "pagerank": cmd_pagerank, "run": cmd_run}
+COMMANDS = {"ingest": cmd_ingest, "pagerank": cmd_pagerank, "run": cmd_run, "reward": cmd_reward}
 
 
 def main(argv: list[str] | None = None) -> int:
