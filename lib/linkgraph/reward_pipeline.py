@@ -107,16 +107,9 @@ def _signal_reject_rows(rows: DataFrame, bad_feed: Column | None, source: str) -
     return I.reject_rows(shaped, source)
 
 
-def validate_page_signals(raw: DataFrame, source: str) -> tuple[DataFrame, DataFrame]:
-    """Canonicalise and check raw page signals: ``(signals, rejects)``.
-
-    ``signals`` is in the ``PAGE_SIGNALS`` schema, one row per canonical URL, with the canonical,
-    distinct, sorted feed links.  Rejected (reasons as for edges): an unreadable line
-    (MALFORMED_RECORD), a page URL that does not canonicalise (NULL_FIELD, MALFORMED_URL, …), an
-    unparsable ``fetched_at`` (MALFORMED_TIMESTAMP), a second row for the same URL (the latest
-    ``fetched_at`` is kept; DUPLICATE_MERGED), and single feed links that do not canonicalise (the
-    page is kept without them).
-    """
+def check_page_signals(raw: DataFrame) -> DataFrame:
+    """Raw page signals plus the canonical page URL (``_page`` struct), the parsed ``_fetched``
+    time and ``reason``/``detail`` of a record that cannot be used (null otherwise)."""
     checked = (
         raw.withColumn("_page", I.canonical_url(F.col(S.URL)))
         .withColumn("_fetched", F.try_to_timestamp(F.trim(F.col(S.FETCHED_AT))))
@@ -127,9 +120,21 @@ def validate_page_signals(raw: DataFrame, source: str) -> tuple[DataFrame, DataF
         _problem(F.col(S.FETCHED_AT).isNotNull() & F.col("_fetched").isNull(), S.Reason.MALFORMED_TIMESTAMP,
                  F.concat(F.lit("fetched_at is not a timestamp: "), F.substring(S.FETCHED_AT, 1, 100))),
     )
-    checked = checked.withColumn("_problem", problem).select(
+    return checked.withColumn("_problem", problem).select(
         "*", F.col("_problem.reason").alias(S.REASON), F.col("_problem.detail").alias(S.DETAIL)
-    ).drop("_problem").persist(StorageLevel.MEMORY_AND_DISK)
+    ).drop("_problem")
+
+
+def split_page_signals(checked: DataFrame, source: str) -> tuple[DataFrame, DataFrame]:
+    """``(signals, rejects)`` of ``check_page_signals`` output.
+
+    ``signals`` is in the ``PAGE_SIGNALS`` schema, one row per canonical URL, with the canonical,
+    distinct, sorted feed links.  Rejected (reasons as for edges): an unreadable line
+    (MALFORMED_RECORD), a page URL that does not canonicalise (NULL_FIELD, MALFORMED_URL, …), an
+    unparsable ``fetched_at`` (MALFORMED_TIMESTAMP), a second row for the same URL (the latest
+    ``fetched_at`` is kept; DUPLICATE_MERGED), and single feed links that do not canonicalise (the
+    page is kept without them).  ``checked`` is read twice: persist it for large inputs.
+    """
     bad_pages = checked.where(F.col(S.REASON).isNotNull())
 
     latest = Window.partitionBy("_page.url").orderBy(
@@ -203,7 +208,8 @@ def ingest_page_signals(spark: SparkSession, lake: Lake, path: str, source: str 
     raw = read_page_signals(spark, path).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         report.read = raw.count()
-        signals, rejects = validate_page_signals(raw, report.source)
+        checked = check_page_signals(raw).persist(StorageLevel.MEMORY_AND_DISK)
+        signals, rejects = split_page_signals(checked, report.source)
         rejects = rejects.persist(StorageLevel.MEMORY_AND_DISK)
         report.rejected_by_reason = {r[S.REASON]: r["count"] for r in rejects.groupBy(S.REASON).count().collect()}
         report.rejected = sum(report.rejected_by_reason.values())
@@ -211,6 +217,7 @@ def ingest_page_signals(spark: SparkSession, lake: Lake, path: str, source: str 
         lake.ensure(S.REJECTS_TABLE, S.REJECTS)
         lake.merge(S.REJECTS_TABLE, rejects, keys=[S.REJECT_ID], update_set={})
         rejects.unpersist()
+        checked.unpersist()
     finally:
         raw.unpersist()
     log.info(report.summary())
@@ -414,7 +421,9 @@ def _record_feeds(lake: Lake, signals: DataFrame, discovered: DataFrame, pattern
         F.lit(run_id).alias("discovered_run_id"),
         F.lit(seen_at).cast("timestamp").alias(S.LAST_SEEN_AT),
     )
-    lake.ensure(S.FEEDS_TABLE, S.FEEDS)
+    if not lake.exists(S.FEEDS_TABLE):  # the first run creates the table with its rows: one commit
+        lake.overwrite(S.FEEDS_TABLE, rows.select(*[F.col(f.name).cast(f.dataType) for f in S.FEEDS.fields]))
+        return
     lake.merge(S.FEEDS_TABLE, rows, keys=[S.FEED_URL], update_set={S.LAST_SEEN_AT: f"s.{S.LAST_SEEN_AT}"})
 
 
@@ -432,8 +441,7 @@ def _prune(lake: Lake, doomed: DataFrame, pages: DataFrame, links: DataFrame, pa
             F.lit(pruned_at).cast("timestamp").alias("pruned_at"),
         )
     )
-    lake.ensure(S.PRUNED_PAGES_TABLE, S.PRUNED_PAGES)
-    lake.merge(S.PRUNED_PAGES_TABLE, audit, keys=[S.RUN_ID, S.PAGE_ID], update_set={})
+    lake.append(S.PRUNED_PAGES_TABLE, audit)  # run ids are unique: an append adds each row once
     deleted_links = lake.delete_matching(S.LINKS_TABLE, touching, [S.SRC_ID, S.DST_ID]).deleted
     lake.delete_matching(S.PAGES_TABLE, doomed, [S.PAGE_ID])
     return deleted_links

@@ -29,7 +29,6 @@ local-checkpointed (cutting the lineage) and one aggregate row of totals reaches
 
 from __future__ import annotations
 
-import logging
 import time
 from dataclasses import dataclass
 from typing import Callable
@@ -40,8 +39,6 @@ from pyspark.sql import functions as F
 
 from linkgraph import schemas as S
 from linkgraph.config import TermRule
-
-log = logging.getLogger(__name__)
 
 WEIGHT = "weight"
 NEIGHBOUR_ID = "neighbour_id"
@@ -313,16 +310,18 @@ def run_rounds(
     params: SpreadParams,
     rounds: int,
     progress: Callable[[RoundStat], None] | None = None,
+    first_round: int = 1,
 ) -> tuple[DataFrame, list[RoundStat]]:
-    """Run ``rounds`` rounds from ``scores`` (page_id, score); returns the final (page_id, score)
-    and the bookkeeping of each round.  Each round is local-checkpointed, so the plan stays one
-    round deep; the driver reads one row of totals per round."""
+    """Run ``rounds`` rounds numbered from ``first_round`` (round 1 adds ``reward_first``) from
+    ``scores`` (page_id, score); returns the final (page_id, score) and the bookkeeping of each
+    round.  Each round is local-checkpointed, so the plan stays one round deep; the driver reads
+    one row of totals per round."""
     shares = shares.persist(StorageLevel.MEMORY_AND_DISK)
     vertices = vertices.persist(StorageLevel.MEMORY_AND_DISK)
     current = scores.select(S.PAGE_ID, F.col(S.SCORE).cast("double").alias(S.SCORE))
     history: list[RoundStat] = []
     try:
-        for round_no in range(1, rounds + 1):
+        for round_no in range(first_round, first_round + rounds):
             started = time.monotonic()
             step = spread_round(current, vertices, shares, params, round_no).localCheckpoint(eager=True)
             totals = round_totals(step).first()
