@@ -103,6 +103,16 @@ def build_parser() -> argparse.ArgumentParser:
                        help="answer out/in from the compressed graph (run `linkgraph compress` first)")
     _common(links)
 
+    reward = sub.add_parser("reward", help="reward-distribution ranking for focused crawls (scores, feeds, pruning)")
+    reward.add_argument("--rounds", type=int, metavar="K", help="distribution rounds (default: reward.rounds, 10)")
+    reward.add_argument("--signals", metavar="PATH", help="page-signal JSON lines to merge into page_signals first")
+    reward.add_argument("--seeds", action="append", metavar="URLS",
+                        help="comma-separated seed URLs (never pruned), added to reward.seeds")
+    reward.add_argument("--no-rewards", action="store_true", help="spread and forget only; add no rewards")
+    reward.add_argument("--no-prune", action="store_true", help="keep pages below the delete threshold")
+    reward.add_argument("--undo-prune", metavar="RUN_ID", help="restore what reward run RUN_ID pruned, and stop")
+    _common(reward)
+
     run = sub.add_parser("run", help="run every pipeline step on an input, or on the built-in sample crawl")
     run.add_argument("--input", help="edge records (default: the built-in sample crawl)")
     run.add_argument("--format", choices=FORMATS)
@@ -157,6 +167,32 @@ def cmd_pagerank(args: argparse.Namespace, config: Config) -> int:
     report = pagerank_step(get_spark(config.spark), config, spec, warm_start=args.warm_start)
     print(report.summary())
     return 0 if report.converged else config.rank.not_converged_exit_code
+
+
+def cmd_reward(args: argparse.Namespace, config: Config) -> int:
+    from linkgraph.reward_pipeline import PruneNotFound, reward_step, undo_prune
+    from linkgraph.session import get_spark
+
+    if args.rounds is not None and args.rounds < 0:
+        raise UsageError("--rounds must not be negative")
+    if args.signals is not None and "://" not in args.signals and not Path(args.signals).exists():
+        raise UsageError(f"page signals not found: {args.signals}")
+    overrides = {"rewards": False} if args.no_rewards else {}
+    if args.no_prune:
+        overrides["prune"] = False
+    config = dataclasses.replace(config, reward=dataclasses.replace(config.reward, **overrides))
+    if args.undo_prune:
+        try:
+            print(undo_prune(get_spark(config.spark), config, args.undo_prune).summary())
+        except PruneNotFound as exc:
+            raise UsageError(str(exc)) from None
+        return 0
+    seeds = [url for group in _split(args.seeds) for url in group]
+    report = reward_step(get_spark(config.spark), config, rounds=args.rounds, seeds=seeds, signals_path=args.signals)
+    if report.signals is not None:
+        print(report.signals.summary())
+    print(report.summary())
+    return 0
 
 
 def cmd_analyze(args: argparse.Namespace, config: Config) -> int:
@@ -259,6 +295,7 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
         ANALYSIS_TABLES, analyze_step, compress_step, ingest_sitemaps_step, ingest_step, pagerank_step, sample_input,
         scores_step,
     )
+    from linkgraph.reward_pipeline import reward_in_run
     from linkgraph.sample import SAMPLE_SEEDS
     from linkgraph.session import get_spark
 
@@ -276,6 +313,9 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
         print(ingest_sitemaps_step(spark, config, sitemaps).summary())
     print(analyze_step(spark, config).summary())
     print(pagerank_step(spark, config).summary())
+    reward = reward_in_run(spark, config, on_sample=not args.input)
+    if reward is not None:
+        print(reward.summary())
     if seeds:
         print(scores_step(spark, config, seeds).summary())
     else:
@@ -284,7 +324,8 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
     lake = Lake(spark, config.lake)
     print("tables:")
     for table in (S.PAGES_TABLE, S.LINKS_TABLE, S.REJECTS_TABLE, S.PAGERANK_TABLE, S.RANK_RUNS_TABLE, *ANALYSIS_TABLES,
-                  S.SITEMAPS_TABLE, S.PAGE_FLAGS_TABLE, S.SEED_SCORES_TABLE, S.FRONTIER_TABLE,
+                  S.SITEMAPS_TABLE, S.PAGE_SIGNALS_TABLE, S.REWARD_SCORES_TABLE, S.REWARD_RUNS_TABLE, S.FEEDS_TABLE,
+                  S.PRUNED_PAGES_TABLE, S.PAGE_FLAGS_TABLE, S.SEED_SCORES_TABLE, S.FRONTIER_TABLE,
                   S.LINKS_COMPRESSED_FORWARD_TABLE, S.LINKS_COMPRESSED_REVERSE_TABLE, S.LINKS_COMPRESSED_OFFSETS_TABLE):
         if not lake.exists(table):
             continue
@@ -303,7 +344,7 @@ def cmd_compress(args: argparse.Namespace, config: Config) -> int:
 COMMANDS = {
     "ingest": cmd_ingest, "ingest-sitemaps": cmd_ingest_sitemaps, "import-authority": cmd_import_authority,
     "pagerank": cmd_pagerank, "analyze": cmd_analyze, "links": cmd_links, "scores": cmd_scores,
-    "frontier": cmd_frontier, "compress": cmd_compress, "run": cmd_run,
+    "frontier": cmd_frontier, "compress": cmd_compress, "reward": cmd_reward, "run": cmd_run,
 }
 
 

@@ -253,6 +253,93 @@ class CrawlConfig:
         for name in ("max_page_bytes", "max_text_chars", "context_chars"):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"crawl.{name} must be positive")
+# --- reward ranking (issue 6) ------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class TermRule:
+    """``points`` per hit of any of ``terms`` in a page's title or text (word boundaries,
+    case-insensitive; a term of several words matches with any whitespace between them)."""
+
+    points: float = 1.0
+    terms: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.points < 0:
+            raise ConfigError("reward.term_rules[].points must not be negative")
+        if not self.terms or any(not t.strip() for t in self.terms):
+            raise ConfigError("reward.term_rules[].terms must be a non-empty list of non-empty terms")
+
+
+def _default_term_rules() -> list[TermRule]:
+    return [
+        TermRule(points=1.0, terms=["job", "jobs", "career", "hr"]),
+        TermRule(points=10.0, terms=["hrms", "taleo", "jobvite", "icims"]),
+    ]
+
+
+@dataclass(frozen=True)
+class RewardConfig:
+    """Reward-distribution ranking (``linkgraph reward``); README "Reward ranking" has the rules.
+
+    Scores are non-negative reals ("points").  Each round every page sends ``send_fraction`` of its
+    score to its neighbours in both link directions (in proportion to link weights), then every
+    score shrinks by ``forget_rate``, then the round's rewards are added.  A link weighs
+    ``link_type_weights[type] * position_weights[position]``, 1 for a type or position not listed.
+    A term is counted at most ``max_hits_per_term`` times per page.  ``feed_url_pattern`` (a Java
+    regex, searched in the canonical feed URL) restricts which feed links count; null: all.
+    A page new to the scores starts with ``new_page_fraction`` of each scored source's score times
+    its weight share of that source's out-links (a seed page: ``seed_score`` plus that).  After the
+    rounds, pages below ``delete_threshold`` are pruned (unless ``prune`` is false) except seeds.
+    ``in_run``: whether ``linkgraph run`` ranks by reward: ``sample`` (only on the built-in
+    sample), ``always`` or ``never``.
+    """
+
+    rounds: int = 10
+    send_fraction: float = 0.1
+    forget_rate: float = 0.1
+    rewards: bool = True
+    term_rules: list[TermRule] = field(default_factory=_default_term_rules)
+    max_hits_per_term: int = 3
+    new_feed_points: float = 1000.0
+    known_feed_points: float = 20.0
+    feed_url_pattern: str | None = None
+    link_type_weights: dict[str, float] = field(
+        default_factory=lambda: {"NOFOLLOW": 0.0, "UGC": 0.0, "SPONSORED": 0.0})
+    position_weights: dict[str, float] = field(default_factory=dict)
+    new_page_fraction: float = 0.1
+    seeds: list[str] = field(default_factory=list)
+    seed_score: float = 1.0
+    delete_threshold: float = 0.01
+    prune: bool = True
+    in_run: str = "sample"
+
+    def __post_init__(self) -> None:
+        from linkgraph.schemas import LINK_TYPES, POSITIONS
+
+        for name, known in (("link_type_weights", LINK_TYPES), ("position_weights", POSITIONS)):
+            weights = {}
+            for key, value in getattr(self, name).items():
+                if key not in known:
+                    raise ConfigError(f"unknown config key 'reward.{name}.{key}' (known: {', '.join(known)})")
+                try:
+                    weights[key] = float(value)
+                except ValueError:
+                    raise ConfigError(f"config key 'reward.{name}.{key}' must be a number, got {value!r}") from None
+                if weights[key] < 0:
+                    raise ConfigError(f"config key 'reward.{name}.{key}' must not be negative")
+            object.__setattr__(self, name, weights)  # the loader hands mapping values over as strings
+        if self.rounds < 0:
+            raise ConfigError("reward.rounds must not be negative")
+        for name in ("send_fraction", "forget_rate", "new_page_fraction"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ConfigError(f"reward.{name} must be in [0, 1]")
+        for name in ("new_feed_points", "known_feed_points", "seed_score", "delete_threshold"):
+            if getattr(self, name) < 0:
+                raise ConfigError(f"reward.{name} must not be negative")
+        if self.max_hits_per_term < 1:
+            raise ConfigError("reward.max_hits_per_term must be at least 1")
+        if self.in_run not in ("sample", "always", "never"):
+            raise ConfigError(f"reward.in_run must be sample, always or never, got {self.in_run!r}")
 
 
 @dataclass(frozen=True)
@@ -265,6 +352,7 @@ class Config:
     scores: ScoresConfig = field(default_factory=ScoresConfig)
     compress: CompressConfig = field(default_factory=CompressConfig)
     crawl: CrawlConfig = field(default_factory=CrawlConfig)
+    reward: RewardConfig = field(default_factory=RewardConfig)
 
     def with_lake_path(self, path: str | None) -> "Config":
         if path is None:

@@ -657,15 +657,11 @@ def _scores_inputs(lake: Lake, config: Config, rank_run_id: str | None) -> str:
 
     tables = (S.PAGES_TABLE, S.LINKS_TABLE, S.SITEMAPS_TABLE, S.DOMAIN_AUTHORITY_TABLE, S.DOMAIN_LINKS_TABLE,
               S.EXTERNAL_AUTHORITY_TABLE, S.LINK_FARMS_TABLE, S.SYNDICATION_NETWORKS_TABLE, S.PAGE_SIGNALS_TABLE,
-              REWARD_SCORES_TABLE)
+              S.REWARD_SCORES_TABLE)
     inputs = {table: lake.version(table) for table in tables}
     inputs.update({S.PAGERANK_TABLE: rank_run_id, "scores": dataclasses.asdict(config.scores),
                    "important_sigmas": config.analysis.important_sigmas})
     return json.dumps(inputs, sort_keys=True)
-
-
-# The reward ranker's per-page scores (page_id, url, score, run_id), when that step has run.
-REWARD_SCORES_TABLE = "reward_scores"
 
 
 def _frontier_priority(lake: Lake, config: Config, candidates: DataFrame) -> tuple[DataFrame, str]:
@@ -674,8 +670,8 @@ def _frontier_priority(lake: Lake, config: Config, candidates: DataFrame) -> tup
     if source == "seed_score":
         return candidates.withColumn(S.PRIORITY, F.col(S.SEED_SCORE)), source
     if source == "reward":
-        _require_tables(lake, REWARD_SCORES_TABLE)
-        reward = lake.read(REWARD_SCORES_TABLE).select(S.PAGE_ID, F.col("score").alias(S.PRIORITY))
+        _require_tables(lake, S.REWARD_SCORES_TABLE)
+        reward = lake.read(S.REWARD_SCORES_TABLE).select(S.PAGE_ID, F.col(S.SCORE).alias(S.PRIORITY))
         return candidates.join(reward, on=S.PAGE_ID, how="left").fillna(0.0, subset=[S.PRIORITY]), source
     _require_tables(lake, S.PAGERANK_TABLE, S.RANK_RUNS_TABLE)
     ranks = lake.read(S.PAGERANK_TABLE)

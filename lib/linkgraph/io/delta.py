@@ -147,3 +147,20 @@ class Lake:
             deleted=int(metrics.get("numTargetRowsDeleted", 0)),
             version=int(last["version"]),
         )
+
+    # --- reward ranking (issue 6): time travel and deletes ---------------------------------------
+
+    def read_version(self, table: str, version: int) -> DataFrame:
+        """``table`` as it was at Delta ``version`` (time travel)."""
+        reader = self.spark.read.format("delta").option("versionAsOf", int(version))
+        if self.uses_catalog:
+            return reader.table(self.location(table))
+        return reader.load(self.location(table))
+
+    def delete_matching(self, table: str, keys_df: DataFrame, keys: list[str]) -> MergeMetrics:
+        """Delete the rows of ``table`` whose ``keys`` equal a row of ``keys_df`` (distinct keys) in
+        one MERGE commit; returns its counts (``deleted``)."""
+        version_before = self.version(table)
+        condition = " AND ".join(f"t.`{k}` = s.`{k}`" for k in keys)
+        self.delta_table(table).alias("t").merge(keys_df.select(*keys).alias("s"), condition).whenMatchedDelete().execute()
+        return self._merge_metrics_since(table, version_before)

@@ -1,0 +1,337 @@
+"""Reward-distribution ranking: hand-worked rounds, rewards, feeds, pruning, mass bounds."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pyspark.sql import functions as F
+from pyspark.testing import assertDataFrameEqual
+
+from linkgraph import schemas as S
+from linkgraph.config import ConfigError, Config, TermRule, config_from_dict
+from linkgraph.rank import reward as R
+
+LINK_COLUMNS = f"{S.SRC_ID} long, {S.DST_ID} long, {S.LINK_TYPE} string, {S.POSITION} string"
+SCORES = f"{S.PAGE_ID} long, {S.SCORE} double"
+REWARDS = f"{S.PAGE_ID} long, {R.REWARD_FIRST} double, {R.REWARD_LATER} double"
+
+
+def _scores(df) -> dict[int, float]:
+    return {row[S.PAGE_ID]: row[S.SCORE] for row in df.collect()}
+
+
+# --- the hand-built example ---------------------------------------------------------------------
+#
+#   A=0, B=1, C=2, D=3.  Links (weights: FOOTER position 0.5, NOFOLLOW type 0, everything else 1):
+#       A→B 1, A→C 1, C→A 1, B→C 0.5 (FOOTER), D→C 0 (NOFOLLOW)
+#   Undirected weights: A–B 1, A–C 1+1 = 2, B–C 0.5; D has no neighbour (sends and receives nothing).
+#   Shares: A → B 1/3, C 2/3;  B → A 1/1.5 = 2/3, C 1/3;  C → A 2/2.5 = 4/5, B 1/5.
+#   α = β = 0.1.  Start: A 1 (a seed), B 0, C 0, D 0.5.
+#   Rewards: B "job" (1) + a feed it discovers (1000 in round 1, then known: 20), C "taleo" (10),
+#   D 2: reward_first = (0, 1001, 10, 2), reward_later = (0, 21, 10, 2).
+#
+# Round 1: sent A 0.1 (others 0: B, C hold nothing, D has no neighbour);
+#          received B 0.1·1/3 = 1/30, C 0.1·2/3 = 1/15;
+#          kept A 0.9, B 1/30, C 1/15, D 0.5; ×0.9 → 0.81, 0.03, 0.06, 0.45; + rewards →
+#          A 0.81, B 1001.03, C 10.06, D 2.45.
+# Round 2: sent A 0.081, B 100.103, C 1.006;
+#          received A 0.1·1001.03·2/3 + 0.1·10.06·4/5 = 66.735333… + 0.8048 = 67.540133…
+#                   B 0.1·0.81/3 + 0.1·10.06/5 = 0.027 + 0.2012 = 0.2282
+#                   C 0.1·0.81·2/3 + 0.1·1001.03/3 = 0.054 + 33.367666… = 33.421666…
+#          kept A 68.269133…, B 901.1552, C 42.475666…, D 2.45; ×0.9 + reward_later →
+#          A 61.44222, B 832.03968, C 48.2281, D 4.205   (exactly 3072111/50000, 2600124/3125, …)
+# Round 3 (same steps, exact fractions 515815011/5000000, 1744158783/2500000, 388562423/5000000,
+#          11569/2000): A 103.1630022, B 697.6635132, C 77.7124846, D 5.7845.
+EXPECTED_ROUNDS = {
+    1: {0: 0.81, 1: 1001.03, 2: 10.06, 3: 2.45},
+    2: {0: 61.44222, 1: 832.03968, 2: 48.2281, 3: 4.205},
+    3: {0: 103.1630022, 1: 697.6635132, 2: 77.7124846, 3: 5.7845},
+}
+# totals: before, sent, forgotten, rewarded, after, largest change (worked out from the above)
+EXPECTED_TOTALS = {
+    1: (1.5, 0.1, 0.15, 1013.0, 1014.35, 1001.03),
+    2: (1014.35, 101.19, 101.435, 33.0, 945.915, 168.99032),
+    3: (945.915, 94.171, 94.5915, 33.0, 884.3235, 134.3761668),
+}
+
+
+@pytest.fixture(scope="module")
+def four_pages(spark):
+    links = spark.createDataFrame(
+        [(0, 1, "INTERNAL", "CONTENT"), (0, 2, "INTERNAL", "CONTENT"), (2, 0, "INTERNAL", "NAV"),
+         (1, 2, "INTERNAL", "FOOTER"), (3, 2, "NOFOLLOW", "CONTENT")],
+        LINK_COLUMNS,
+    )
+    weighted = R.link_weights(links, {"NOFOLLOW": 0.0}, {"FOOTER": 0.5})
+    shares = R.neighbour_shares(weighted)
+    pages = spark.createDataFrame([(i,) for i in range(4)], f"{S.PAGE_ID} long")
+    rewards = spark.createDataFrame([(0, 0.0, 0.0), (1, 1001.0, 21.0), (2, 10.0, 10.0), (3, 2.0, 2.0)], REWARDS)
+    vertices = R.round_vertices(pages, shares, rewards)
+    start = spark.createDataFrame([(0, 1.0), (1, 0.0), (2, 0.0), (3, 0.5)], SCORES)
+    return shares, vertices, start
+
+
+def test_neighbour_shares_of_the_hand_built_example(spark, four_pages):
+    shares, _, _ = four_pages
+    expected = spark.createDataFrame(
+        [(0, 1, 1 / 3), (0, 2, 2 / 3), (1, 0, 2 / 3), (1, 2, 1 / 3), (2, 0, 0.8), (2, 1, 0.2)],
+        f"{S.PAGE_ID} long, {R.NEIGHBOUR_ID} long, {R.SHARE} double",
+    )
+    assertDataFrameEqual(shares, expected, rtol=0, atol=1e-15)
+
+
+def test_hand_built_rounds_1_to_3_match_the_worked_values(four_pages):
+    shares, vertices, start = four_pages
+    params = R.SpreadParams(send_fraction=0.1, forget_rate=0.1)
+    current = start
+    for round_no in (1, 2, 3):
+        current, (stat,) = R.run_rounds(current, vertices, shares, params, rounds=1, first_round=round_no)
+        got = _scores(current)
+        for page, value in EXPECTED_ROUNDS[round_no].items():
+            assert got[page] == pytest.approx(value, abs=1e-12, rel=0), (round_no, page)
+        before, sent, forgotten, rewarded, after, largest = EXPECTED_TOTALS[round_no]
+        assert stat.round == round_no
+        assert (stat.total_score_before, stat.total_sent, stat.total_received, stat.total_forgotten,
+                stat.total_rewarded, stat.total_score, stat.largest_change) == pytest.approx(
+            (before, sent, sent, forgotten, rewarded, after, largest), abs=1e-9, rel=0)
+
+
+# --- rewards ----------------------------------------------------------------------------------------
+
+RULES = [TermRule(1.0, ["job", "jobs", "career", "hr", "human resources"]),
+         TermRule(10.0, ["hrms", "taleo", "jobvite", "icims"])]
+
+
+def test_term_points_word_boundaries_case_and_cap(spark):
+    rows = [
+        # "hr" twice (HR, hr); never inside HRMS/hrms, which count 10 each (twice)
+        (1, "HR", "hrms and HRMS, run by hr."),
+        # jobs ×5 capped at 3; "job" not inside "jobs"; "job-board" is "job" then "board"
+        (2, "Jobs", "jobs jobs jobs jobs job-board"),
+        # letters or digits touching the term: no match ("jobsé", "hr2", "icims_x", "xtaleo")
+        (3, None, "jobsé hr2 icims_x xtaleo"),
+        # a term of two words across a line break, case-insensitive; Jobvite's counts (apostrophe)
+        (4, "Human\nResources", "Jobvite's career"),
+        (5, None, None),
+    ]
+    signals = spark.createDataFrame(rows, f"{S.PAGE_ID} long, {S.TITLE} string, {S.TEXT} string")
+    got = {r[S.PAGE_ID]: r[R.TERM_POINTS] for r in R.term_points(signals, RULES, 3).collect()}
+    assert got == {1: 2 + 20.0, 2: 3 + 1.0, 3: 0.0, 4: 1 + 10 + 1.0, 5: 0.0}
+
+
+def test_rewards_from_the_sample_crawl_texts(spark, tmp_path):
+    from linkgraph.reward_pipeline import check_page_signals, read_page_signals, sample_signal_rows, split_page_signals
+
+    rows = sample_signal_rows()
+    bad = [
+        {"url": "mailto:jobs@example.com", "title": "x", "text": "jobs", "feed_links": []},
+        {"url": "https://www.acme-corp.com/", "title": "older copy", "text": "jobs", "feed_links": [],
+         "fetched_at": "2025-01-01T00:00:00Z"},
+        {"url": "https://jobs.example-board.com/extra", "title": "t", "text": "job", "fetched_at": "yesterday"},
+        {"url": "https://jobs.example-board.com/more", "title": "t", "text": "job", "feed_links": ["http:///nohost"]},
+    ]
+    path = tmp_path / "signals.jsonl"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows + bad) + "{not json\n")
+    signals, rejects = split_page_signals(check_page_signals(read_page_signals(spark, str(path))), "test")
+    by_reason = {r[S.REASON]: r["count"] for r in rejects.groupBy(S.REASON).count().collect()}
+    assert by_reason == {"UNSUPPORTED_SCHEME": 1, "DUPLICATE_MERGED": 1, "MALFORMED_TIMESTAMP": 1,
+                         "MALFORMED_URL": 1, "MALFORMED_RECORD": 1}
+    # the page with the bad feed link stays, without it; the IDN page and its feed are canonical
+    signals = signals.withColumn(S.PAGE_ID, F.lit(0).cast("long"))
+    by_url = {r[S.URL]: r for r in R.term_points(signals, Config().reward.term_rules, 3).collect()}
+    assert len(by_url) == len(rows) + 1
+    assert by_url["https://jobs.example-board.com/more"][S.FEED_LINKS] == []
+    assert by_url["https://xn--mnchen-jobs-thb.de/"][S.FEED_LINKS] == ["https://xn--mnchen-jobs-thb.de/feed/stellen.xml"]
+
+    def points(url: str) -> float:
+        return by_url[url][R.TERM_POINTS]
+
+    # "Explore jobs at Acme and build your career with a team that cares." ("Careers" ≠ "career")
+    assert points("https://careers.acme-corp.com/") == 2
+    # "… our Taleo careers site; some teams recruit via Jobvite."
+    assert points("https://careers.acme-corp.com/jobs/") == 20
+    # career, jobs ×2, job, iCIMS, Taleo, Jobvite
+    assert points("https://jobs.example-board.com/") == 1 + 2 + 1 + 30
+    # "… builds payroll, HRMS and workforce analytics software …" (the newer signal won)
+    assert points("https://www.acme-corp.com/") == 10
+    # keyword stuffing: "Jobs" in the title and 5× in the text count 3
+    assert points("http://www.best-jobs-now.biz/") == 3
+    # jobs (capped 3), career ×3, hr ×2, jobvite, taleo
+    assert points("http://www.best-jobs-now.biz/jobs/") == 3 + 3 + 2 + 20
+    assert points("https://gardening-notes.blogspot.com/") == 0
+
+
+def test_feed_rewards_new_versus_known(spark):
+    feed_links = spark.createDataFrame(
+        [
+            (1, "https://a.example/", "2026-01-02 00:00:00", "https://a.example/jobs.xml"),
+            (2, "https://b.example/", "2026-01-03 00:00:00", "https://a.example/jobs.xml"),
+            (2, "https://b.example/", "2026-01-03 00:00:00", "https://known.example/feed.xml"),
+            (3, "https://c.example/", None, "https://known.example/feed.xml"),
+            # fetched at the same time: the smaller url discovers the feed
+            (4, "https://e.example/", "2026-01-01 00:00:00", "https://new.example/x.xml"),
+            (5, "https://d.example/", "2026-01-01 00:00:00", "https://new.example/x.xml"),
+        ],
+        f"{S.PAGE_ID} long, {S.URL} string, {S.FETCHED_AT} string, {S.FEED_URL} string",
+    ).withColumn(S.FETCHED_AT, F.to_timestamp(S.FETCHED_AT))
+    known = spark.createDataFrame([("https://known.example/feed.xml",)], f"{S.FEED_URL} string")
+    points, discovered = R.feed_rewards(feed_links, known, 1000.0, 20.0)
+    assertDataFrameEqual(points, spark.createDataFrame(
+        [(1, 1000.0, 20.0), (2, 40.0, 40.0), (3, 20.0, 20.0), (4, 20.0, 20.0), (5, 1000.0, 20.0)],
+        f"{S.PAGE_ID} long, {R.FEED_FIRST} double, {R.FEED_LATER} double"))
+    assertDataFrameEqual(discovered, spark.createDataFrame(
+        [("https://a.example/jobs.xml", "https://a.example/"), ("https://new.example/x.xml", "https://d.example/")],
+        f"{S.FEED_URL} string, discovered_by string"))
+
+
+# --- mass bounds (property) -----------------------------------------------------------------------
+
+@st.composite
+def random_graphs(draw):
+    n = draw(st.integers(2, 7))
+    pair = st.tuples(st.integers(0, n - 1), st.integers(0, n - 1))
+    edges = draw(st.lists(pair, max_size=3 * n, unique=True))
+    types = draw(st.lists(st.sampled_from(S.LINK_TYPES), min_size=len(edges), max_size=len(edges)))
+    positions = draw(st.lists(st.sampled_from(S.POSITIONS + (None,)), min_size=len(edges), max_size=len(edges)))
+    scores = draw(st.lists(st.floats(0, 100), min_size=n, max_size=n))
+    rewards = draw(st.lists(st.floats(0, 50), min_size=n, max_size=n))
+    rewards_on = draw(st.booleans())
+    params = R.SpreadParams(draw(st.sampled_from([0.0, 0.1, 0.5, 1.0])), draw(st.sampled_from([0.0, 0.1, 0.3])))
+    return n, list(zip(edges, types, positions)), scores, rewards, rewards_on, params
+
+
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(graph=random_graphs())
+def test_total_mass_bounds_on_random_graphs(spark, graph):
+    n, links, scores, rewards, rewards_on, params = graph
+    links_df = spark.createDataFrame([(s, d, t, p) for (s, d), t, p in links], LINK_COLUMNS)
+    shares = R.neighbour_shares(R.link_weights(links_df, {"NOFOLLOW": 0.0}, {"FOOTER": 0.5}))
+    pages = spark.createDataFrame([(i,) for i in range(n)], f"{S.PAGE_ID} long")
+    reward_df = spark.createDataFrame([(i, r, r) for i, r in enumerate(rewards)], REWARDS) if rewards_on else None
+    start = spark.createDataFrame(list(enumerate(scores)), SCORES)
+    final, history = R.run_rounds(start, R.round_vertices(pages, shares, reward_df), shares, params, 3)
+
+    reward_total = sum(rewards) if rewards_on else 0.0
+    tol = 1e-9 * (1 + sum(scores) + 3 * reward_total)
+    total = sum(scores)
+    for stat in history:
+        assert stat.total_score_before == pytest.approx(total, abs=tol)
+        assert stat.total_received == pytest.approx(stat.total_sent, abs=tol)  # spreading moves mass only
+        assert stat.total_score == pytest.approx((1 - params.forget_rate) * total + reward_total, abs=tol)
+        if rewards_on:
+            assert stat.total_score <= max(total, reward_total / params.forget_rate if params.forget_rate else math.inf) + tol
+        else:
+            assert stat.total_score <= total + tol  # never increases without rewards
+        total = stat.total_score
+    assert min(_scores(final).values()) >= -tol
+
+
+# --- config ---------------------------------------------------------------------------------------
+
+def test_reward_config_weights_and_errors():
+    config = config_from_dict({"reward": {"link_type_weights": {"NOFOLLOW": 0, "EXTERNAL": "2.5"},
+                                          "position_weights": {"FOOTER": 0.5}}})
+    assert config.reward.link_type_weights == {"NOFOLLOW": 0.0, "EXTERNAL": 2.5}
+    assert config.reward.position_weights == {"FOOTER": 0.5}
+    for bad, message in [
+        ({"link_type_weights": {"FOLLOW": 1}}, "reward.link_type_weights.FOLLOW"),
+        ({"forget_rate": 1.5}, "reward.forget_rate"),
+        ({"term_rules": [{"points": 1, "terms": []}]}, "terms"),
+        ({"in_run": "sometimes"}, "reward.in_run"),
+        ({"rounds_": 3}, "reward.rounds_"),
+    ]:
+        with pytest.raises(ConfigError, match=message.replace(".", r"\.")):
+            config_from_dict({"reward": bad})
+
+
+# --- the step on a lake: pruning, feeds across runs, undo, CLI ----------------------------------------
+
+PAGES = [  # S (id 0) is the seed; C and D are only reachable through B, two hops beyond the rewarded A
+    (0, "https://jobs.example.com/"), (1, "https://jobs.example.com/a"), (2, "https://jobs.example.com/b"),
+    (3, "https://garden.example.org/c"), (4, "https://garden.example.org/d"),
+]
+LINKS = [(0, 1), (1, 0), (1, 2), (2, 3), (3, 4)]
+SIGNALS = [
+    {"url": "https://jobs.example.com/", "title": "Jobs", "text": "", "feed_links": [],
+     "fetched_at": "2026-01-01T00:00:00Z"},
+    {"url": "https://jobs.example.com/a", "title": "Careers", "text": "A career in HR.",
+     "feed_links": ["https://jobs.example.com/feed.xml"], "fetched_at": "2026-01-01T00:00:00Z"},
+    {"url": "https://garden.example.org/c", "title": "Roses", "text": "Pruning roses.", "feed_links": [],
+     "fetched_at": "2026-01-01T00:00:00Z"},
+]
+
+
+def _small_lake(spark, lake_dir) -> None:
+    """pages and links of the five pages above (every link INTERNAL/EXTERNAL, position unknown)."""
+    from datetime import datetime
+
+    from linkgraph.config import LakeConfig
+    from linkgraph.io.delta import Lake
+
+    def host(url: str) -> str:
+        return url.split("/")[2]
+
+    def domain(url: str) -> str:
+        return ".".join(host(url).split(".")[-2:])
+
+    seen = datetime(2026, 1, 1)
+    lake = Lake(spark, LakeConfig(path=str(lake_dir)))
+    lake.overwrite(S.PAGES_TABLE, spark.createDataFrame(
+        [(i, u, host(u), domain(u), u, seen, seen) for i, u in PAGES], S.PAGES))
+    urls = dict(PAGES)
+    lake.overwrite(S.LINKS_TABLE, spark.createDataFrame(
+        [(s, d, None, None, "INTERNAL" if domain(urls[s]) == domain(urls[d]) else "EXTERNAL", None, seen, seen)
+         for s, d in LINKS], S.LINKS))
+
+
+def test_reward_step_prunes_pages_with_their_links_and_undoes_it(spark, tmp_path, lake_dir):
+    from linkgraph.cli import main
+    from linkgraph.reward_pipeline import reward_step, undo_prune
+
+    config = config_from_dict({"lake": {"path": str(lake_dir)}, "reward": {"seeds": ["https://jobs.example.com"]}})
+    assert main(["reward", "--lake", str(lake_dir)]) == 2  # no pages/links yet: one clear message
+    _small_lake(spark, lake_dir)
+    signals = tmp_path / "signals.jsonl"
+    signals.write_text("".join(json.dumps(r) + "\n" for r in SIGNALS))
+
+    def lake(table: str):
+        return spark.read.format("delta").load(str(lake_dir / table))
+
+    first = reward_step(spark, config, rounds=2, signals_path=str(signals))
+    # start S 1 (seed), others 0.  Round 1: S sends 0.1 to A; A's reward 2 ("career", "hr") + 1000
+    # (new feed) → A 0.09 + 1002 = 1002.09; S 0.81 + 1 ("Jobs"); B, C, D still 0.
+    # Round 2: B receives 0.1·1002.09/3 (A links S both ways: weight 2, B: 1) > 0.01; C, D get nothing.
+    pruned = {r[S.PAGE_ID]: (r[S.URL], r[S.SCORE], r["links_removed"]) for r in lake(S.PRUNED_PAGES_TABLE).collect()}
+    assert pruned == {3: ("https://garden.example.org/c", 0.0, 2), 4: ("https://garden.example.org/d", 0.0, 1)}
+    assert (first.pruned_pages, first.pruned_links, first.feeds_discovered) == (2, 2, 1)
+    pages_left = lake(S.PAGES_TABLE).select(S.PAGE_ID)
+    links = lake(S.LINKS_TABLE)
+    assert sorted((r[S.SRC_ID], r[S.DST_ID]) for r in links.collect()) == [(0, 1), (1, 0), (1, 2)]
+    assert links.join(pages_left.withColumnRenamed(S.PAGE_ID, S.SRC_ID), on=S.SRC_ID, how="left_anti").count() == 0
+    assert links.join(pages_left.withColumnRenamed(S.PAGE_ID, S.DST_ID), on=S.DST_ID, how="left_anti").count() == 0
+    scores = {r[S.PAGE_ID]: r[S.SCORE] for r in lake(S.REWARD_SCORES_TABLE).collect()}
+    assert set(scores) == {0, 1, 2}
+    assert scores[2] == pytest.approx(0.9 * 0.1 * 1002.09 / 3, abs=1e-12)
+    rounds = lake(S.REWARD_RUNS_TABLE).orderBy(S.ROUND).collect()
+    assert [r[S.ROUND] for r in rounds] == [0, 1, 2]
+    assert [r["total_rewarded"] for r in rounds] == [0.0, 1003.0, 23.0]  # the feed is known from round 2
+    feed = lake(S.FEEDS_TABLE).first()
+    assert (feed[S.FEED_URL], feed["discovered_by"]) == ("https://jobs.example.com/feed.xml", "https://jobs.example.com/a")
+
+    # a second run (CLI): the feeds table knows the feed, so A's round-1 reward is 2 + 20, not 1002
+    assert main(["reward", "--lake", str(lake_dir), "--rounds", "1", "--seeds", "https://jobs.example.com/"]) == 0
+    second = lake(S.REWARD_RUNS_TABLE).where(F.col(S.RUN_ID) != first.run_id).orderBy(S.ROUND).collect()
+    assert [(r[S.ROUND], r["new_pages"], r["total_rewarded"]) for r in second] == [(0, 0, 0.0), (1, 0, 1 + 22.0)]
+    assert lake(S.PAGES_TABLE).count() == 3  # nothing more to prune
+
+    undone = undo_prune(spark, config, first.run_id)
+    assert (undone.pages_restored, undone.links_restored) == (2, 2)
+    assert lake(S.PAGES_TABLE).count() == 5
+    assert sorted((r[S.SRC_ID], r[S.DST_ID]) for r in lake(S.LINKS_TABLE).collect()) == sorted(LINKS)
+    assert {r[S.PAGE_ID]: r[S.SCORE] for r in lake(S.REWARD_SCORES_TABLE).where(F.col(S.PAGE_ID) >= 3).collect()} == {
+        3: 0.0, 4: 0.0}
+    assert main(["reward", "--lake", str(lake_dir), "--undo-prune", "no-such-run"]) == 2
