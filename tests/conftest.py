@@ -67,3 +67,15 @@ def hollins_lake(spark, tmp_path_factory):
     path = shared_file("hollins-2004/hollins.dat")
     config = config_from_dict({"lake": {"path": str(tmp_path_factory.mktemp("hollins") / "lake")}})
     return config, ingest_step(spark, config, str(path), "dat")
+
+
+@pytest.fixture(scope="session")
+def polblogs_lake(spark, tmp_path_factory):
+    """The polblogs blog graph (host-name labels) ingested once into a lake: its config."""
+    from linkgraph.config import config_from_dict
+    from linkgraph.pipeline import ingest_step
+
+    path = shared_file("polblogs/polblogs.gml.gz")
+    config = config_from_dict({"lake": {"path": str(tmp_path_factory.mktemp("polblogs") / "lake")}})
+    ingest_step(spark, config, str(path), "gml")
+    return config

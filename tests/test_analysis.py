@@ -179,10 +179,8 @@ def test_links_in_on_hollins_lists_the_same_sources_as_a_filter_on_links(spark, 
     assert set(printed) == expected
 
 
-def test_polblogs_domain_authority_keeps_blogspot_subdomains_apart(spark, tmp_path):
-    path = shared_file("polblogs/polblogs.gml.gz")
-    config = config_from_dict({"lake": {"path": str(tmp_path / "lake")}})
-    ingest_step(spark, config, str(path), "gml")
+def test_polblogs_domain_authority_keeps_blogspot_subdomains_apart(spark, polblogs_lake):
+    config = polblogs_lake
     analyze_step(spark, config)
     authority = Lake(spark, config.lake).read(S.DOMAIN_AUTHORITY_TABLE)
     blogspot = authority.where(F.col(S.DOMAIN).startswith("com.blogspot."))
