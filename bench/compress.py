@@ -116,10 +116,10 @@ def main(argv: list[str] | None = None) -> int:
         return f"{value:.3f}" if value is not None else "n/a"
 
     print("\n## Size (bits per link)")
-    print(f"| representation | forward | reverse (transposed) |\n|---|---:|---:|")
+    print("| representation | forward | reverse (transposed) |\n|---|---:|---:|")
     print(f"| linkgraph compress (BV, blocks of {args.block_size} ids) | {forward:.3f} | {reverse:.3f} |")
     print(f"| WebGraph BV file | {fmt(bv['forward'])} | {fmt(bv['reverse']) if bv['reverse'] else 'n/a (WebGraph reports 2.34 for cnr-2000-t)'} |")
-    print(f"| naive: two 32-bit ids | 64.000 | 64.000 |")
+    print("| naive: two 32-bit ids | 64.000 | 64.000 |")
     print(f"| Parquet (src_id, dst_id) int64, snappy | {snappy:.3f} | — |")
     print(f"| Parquet (src_id, dst_id) int64, zstd | {zstd:.3f} | — |")
     print(f"offsets index in memory: {offsets_bits:.1f} bits per link per direction "

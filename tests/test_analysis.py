@@ -24,7 +24,6 @@ from linkgraph.cli import main
 from linkgraph.config import config_from_dict
 from linkgraph.io.delta import Lake
 from linkgraph.pipeline import analyze_step, compress_step, ingest_step, lookup_links, pagerank_step, scores_step
-from conftest import shared_file
 
 
 def _edge(src: str, dst: str, anchor: str | None = None, context: str | None = None) -> dict:
