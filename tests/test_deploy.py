@@ -82,15 +82,6 @@ def test_wheel_entry_point_fails_the_run_on_a_non_zero_exit_code(monkeypatch, tm
     assert wheel_task.main(["analyze"]) is None
 
 
-@pytest.fixture(scope="session")
-def dist_dir(tmp_path_factory) -> Path:
-    """``make dist`` into a temporary directory (the wheel and the --py-files zip)."""
-    out = tmp_path_factory.mktemp("dist")
-    subprocess.run(["make", "-C", str(REPO), "dist", f"DIST={out}", f"PYTHON={sys.executable}"],
-                   check=True, capture_output=True, timeout=600)
-    return out
-
-
 def test_make_dist_builds_the_wheel_and_an_importable_py_files_zip(dist_dir):
     version = next(line.split('"')[1] for line in (REPO / "pyproject.toml").read_text().splitlines()
                    if line.startswith("version = "))

@@ -145,11 +145,11 @@ with DAG(
             run_name=f"linkgraph-{job.task_id}-{{{{ ds }}}}",
             existing_cluster_id="{{ params.cluster_id }}",
             libraries=[{"whl": "{{ params.wheel }}"}],
-            python_wheel_task={
+            json={"python_wheel_task": {
                 "package_name": "linkgraph",
                 "entry_point": "linkgraph-job",
                 "parameters": [job.command, *_arguments(job)],
-            },
+            }},
             # at most 64 characters; a retry (new try number) is a new run, a lost response is not
             idempotency_token=f"linkgraph-{job.task_id}-{{{{ ds_nodash }}}}-try{{{{ ti.try_number }}}}",
         )
