@@ -4,7 +4,9 @@
 # MAGIC
 # MAGIC Runs the chosen `linkgraph` steps, in order, on one input (the built-in sample crawl when
 # MAGIC `input` is empty) into the lake, exactly as the command line and the jobs do, then shows how
-# MAGIC long each step took and what ingest rejected.
+# MAGIC long each step took and what ingest rejected. The built-in sample is written to the driver's
+# MAGIC temporary directory, which suits a local or single-node cluster; on a multi-node cluster give
+# MAGIC `input` on storage every node reads (dbfs:/, s3a://, abfss://).
 # MAGIC
 # MAGIC On Databricks attach a cluster with the `linkgraph` wheel installed (the bundle's job cluster
 # MAGIC has it). Elsewhere run the source itself: `python notebooks/01_run_pipeline.py --lake lake`

@@ -18,6 +18,10 @@ param with a default, overridable per run.  The jobs are idempotent (Delta MERGE
 retry or a re-run of a day changes nothing that is already right.
 
 Install ``jobs/airflow/requirements.txt`` in Airflow's environment; copy this file to the DAG folder.
+
+Caveat: ``pagerank`` and ``personalized_pagerank`` both replace the one ``pagerank`` table today
+(older runs stay reachable by Delta time travel and in ``rank_runs``), so in parallel the later
+commit is what ``scores`` reads; give personalised vectors a table of their own before relying on both.
 """
 
 from __future__ import annotations
