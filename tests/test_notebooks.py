@@ -44,17 +44,31 @@ def assert_pngs(directory: Path, names: set[str]) -> None:
         assert data.startswith(PNG_MAGIC) and len(data) > 5_000, name
 
 
-def test_run_pipeline_notebook_reruns_the_steps_and_draws_timings_and_rejects(sample_lake, tmp_path, monkeypatch):
+def test_run_pipeline_notebook_reruns_the_steps_and_draws_timings_and_rejects(spark, sample_lake, tmp_path, monkeypatch):
     edges, lake = sample_lake
     copy = tmp_path / "lake"
     shutil.copytree(lake, copy)
+
+    def rows(table: str) -> int:
+        return spark.read.format("delta").load(str(copy / table)).count()
+
+    before = {t: rows(t) for t in (S.PAGES_TABLE, S.LINKS_TABLE, S.REJECTS_TABLE)}
     figures = tmp_path / "figures"
-    ns = run_notebook("01_run_pipeline.py", monkeypatch, lake=copy, input=edges, format="jsonl", figures=figures)
-    assert list(ns["timings"]["step"]) == ["ingest", "pagerank", "analyze"]
-    assert list(ns["timings"]["exit_code"]) == [0, 0, 0]
+    # the lake's own input again (ingest only, to stay cheap): nothing may be added
+    ns = run_notebook("01_run_pipeline.py", monkeypatch, lake=copy, input=edges, format="jsonl", steps="ingest",
+                      figures=figures)
+    assert list(ns["timings"]["step"]) == ["ingest"] and list(ns["timings"]["exit_code"]) == [0]
+    assert {t: rows(t) for t in before} == before
     rejects = dict(zip(ns["rejects"]["reason"], ns["rejects"]["records"]))
-    assert rejects == generate_sample_crawl().expected_rejects   # the same input again adds no reject
+    assert rejects == generate_sample_crawl().expected_rejects
     assert_pngs(figures, {"pipeline_steps", "rejects_by_reason"})
+
+
+def test_run_pipeline_notebook_refuses_an_unknown_step(tmp_path, monkeypatch):
+    with pytest.raises(ValueError, match="unknown steps \\['rank'\\]"):
+        run_notebook("01_run_pipeline.py", monkeypatch, lake=tmp_path / "lake", steps="ingest,rank",
+                     figures=tmp_path / "figures")
+    assert not (tmp_path / "lake").exists()
 
 
 def test_explore_ranks_notebook_draws_distribution_convergence_and_tops(spark, sample_lake, tmp_path, monkeypatch):

@@ -122,10 +122,11 @@ def domain_subgraph_figure(nodes: pd.DataFrame, edges: pd.DataFrame, title: str 
         xs = [position[d][0] for d in members["domain"]]
         ys = [position[d][1] for d in members["domain"]]
         ax.scatter(xs, ys, s=220, color=colour, label=f"{role} ({len(members)})", zorder=3, edgecolors="white")
-    for name, (x, y) in position.items():
-        ax.text(x * 1.13, y * 1.13, name, ha="center", va="center", fontsize=8)
+    for name, (x, y) in position.items():   # labels outside the circle, away from the node
+        align = "left" if x > 0.3 else "right" if x < -0.3 else "center"
+        ax.text(x * 1.1, y * 1.1, name, ha=align, va="center", fontsize=8)
     ax.legend(loc="lower left", fontsize=8)
-    ax.set_xlim(-1.5, 1.5)
+    ax.set_xlim(-1.8, 1.8)
     ax.set_ylim(-1.5, 1.5)
     ax.set_aspect("equal")
     ax.axis("off")
