@@ -28,7 +28,7 @@ dbutils.widgets.text("lake", "lake", "Lake (directory, dbfs:/ or s3a:// path)")
 dbutils.widgets.text("conf", "", "Config YAML (empty: built-in defaults)")
 dbutils.widgets.text("input", "", "Edge records (empty: the built-in sample crawl)")
 dbutils.widgets.text("format", "jsonl", "Input format")
-dbutils.widgets.text("steps", "ingest,pagerank,analyze", "Steps, in order (linkgraph commands)")
+dbutils.widgets.text("steps", "ingest,analyze,pagerank", "Steps, in order (linkgraph commands)")
 dbutils.widgets.text("figures", "figures", "Directory for the PNG figures")
 
 # COMMAND ----------
@@ -52,10 +52,12 @@ from linkgraph.session import get_spark
 lake_path = dbutils.widgets.get("lake")
 conf_path = dbutils.widgets.get("conf")
 figures = dbutils.widgets.get("figures")
+# the pipeline's jobs, in the order of `linkgraph run` and the Airflow DAG (those this version has)
+pipeline_steps = [step for step in ("ingest", "analyze", "pagerank", "reward", "scores", "compress") if step in COMMANDS]
 steps = [step.strip() for step in dbutils.widgets.get("steps").split(",") if step.strip()]
-unknown = [step for step in steps if step not in COMMANDS or step in ("run", "links")]
+unknown = [step for step in steps if step not in pipeline_steps]
 if unknown:
-    raise ValueError(f"unknown steps {unknown}; choose among {sorted(set(COMMANDS) - {'run', 'links'})}")
+    raise ValueError(f"unknown steps {unknown}; choose among {pipeline_steps}")
 
 input_path, input_format = dbutils.widgets.get("input"), dbutils.widgets.get("format")
 if not input_path:

@@ -23,7 +23,7 @@ from linkgraph import schemas as S
 from linkgraph.cli import main
 from linkgraph.config import config_from_dict
 from linkgraph.io.delta import Lake
-from linkgraph.pipeline import analyze_step, ingest_step, lookup_links, pagerank_step
+from linkgraph.pipeline import analyze_step, compress_step, ingest_step, lookup_links, pagerank_step, scores_step
 from conftest import shared_file
 
 
@@ -70,8 +70,9 @@ def analyzed(spark, tmp_path_factory):
     path.write_text("".join(json.dumps(e) + "\n" for e in hand_built_crawl()))
     config = config_from_dict({"lake": {"path": str(work / "lake")}})
     ingest_step(spark, config, str(path), "jsonl")
+    analyze_step(spark, config)
     pagerank_step(spark, config)
-    report = analyze_step(spark, config)
+    report = scores_step(spark, config, seeds=["http://site.com/"])
     return config, Lake(spark, config.lake), report
 
 
@@ -97,7 +98,7 @@ def test_pair_linking_50_times_each_way_forms_one_syndication_network(analyzed):
 def test_page_flags_match_the_written_expectation(analyzed, spark):
     _, lake, report = analyzed
     flags = lake.read(S.PAGE_FLAGS_TABLE)
-    assert {r[S.RUN_ID] for r in flags.select(S.RUN_ID).distinct().collect()} == {report.rank_run_id}
+    assert {r[S.RUN_ID] for r in flags.select(S.RUN_ID).distinct().collect()} == {report.flags_run}
     assert {r[S.URL] for r in flags.where(S.ORPHAN).collect()} == {"http://site.com/lonely"}
     farm_pages = {r[S.URL] for r in flags.where(F.col(S.LINK_FARM_TARGET) == "com.target").collect()}
     assert farm_pages == {"http://farm.com/"} | {f"http://farm.com/p{i}" for i in range(1, 5)}
@@ -147,11 +148,17 @@ def test_forward_and_reverse_lookups(analyzed, spark, capsys):
     assert main(["links", "in", "http://target.com/t5", "--lake", config.lake.path]) == 0
     assert capsys.readouterr().out.split() == [f"http://farm.com/p{i}" for i in range(1, 4)] + ["http://target.com/"]
     assert main(["links", "in", "http://nowhere.example/", "--lake", config.lake.path]) == 2
+    capsys.readouterr()
+    compress_step(spark, config)
+    assert main(["links", "in", "http://target.com/t5", "--compressed", "--lake", config.lake.path]) == 0
+    assert capsys.readouterr().out.split() == [f"http://farm.com/p{i}" for i in range(1, 4)] + ["http://target.com/"]
+    assert main(["links", "out", "http://other.org/x", "--compressed", "--lake", config.lake.path]) == 0
+    assert sorted(capsys.readouterr().out.split()) == ["http://site.com/", "http://site.com/lonely"]
 
 
 def test_rerun_with_same_inputs_writes_nothing(analyzed, spark):
     config, lake, _ = analyzed
-    versions = {t: lake.version(t) for t in (S.PAGE_FLAGS_TABLE, S.FORWARD_INDEX_TABLE, S.DOMAIN_AUTHORITY_TABLE)}
+    versions = {t: lake.version(t) for t in (S.HOSTS_TABLE, S.FORWARD_INDEX_TABLE, S.DOMAIN_AUTHORITY_TABLE)}
     again = analyze_step(spark, config)
     assert again.up_to_date
     assert {t: lake.version(t) for t in versions} == versions

@@ -20,6 +20,8 @@ JOB_COMMANDS = {
     "analyze": "analyze",
     "pagerank": "pagerank",
     "personalized_pagerank": "pagerank",
+    "scores": "scores",
+    "compress": "compress",
     "run": "run",
 }
 # the pipeline's dependency order: task -> the tasks it waits for (also asserted for the Airflow DAG)
@@ -32,8 +34,7 @@ PIPELINE_UPSTREAM = {
     "scores": {"pagerank", "personalized_pagerank", "reward"},
     "compress": {"scores"},
 }
-PIPELINE_COMMANDS = {**{k: v for k, v in JOB_COMMANDS.items() if k != "run"},
-                     "reward": "reward", "scores": "scores", "compress": "compress"}
+PIPELINE_COMMANDS = {**{k: v for k, v in JOB_COMMANDS.items() if k != "run"}, "reward": "reward"}
 
 
 def load_job(name: str):

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
+import json
+
+import pytest
+
 from pyspark.sql import functions as F
 
 from linkgraph import schemas as S
@@ -9,11 +15,21 @@ from linkgraph.cli import main
 from linkgraph.sample import generate_sample_crawl
 
 
-def test_run_on_builtin_sample_writes_readable_delta_tables(spark, tmp_path, capsys):
-    lake = tmp_path / "lake"
-    assert main(["run", "--lake", str(lake)]) == 0
-    out = capsys.readouterr().out
+@pytest.fixture(scope="module")
+def sample_run(spark, tmp_path_factory):
+    """`linkgraph run --lake DIR` on the built-in sample, once: (lake path, what it printed)."""
+    lake = tmp_path_factory.mktemp("sample-run") / "lake"
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        assert main(["run", "--lake", str(lake)]) == 0
+    return lake, printed.getvalue()
+
+
+def test_run_on_builtin_sample_writes_readable_delta_tables(spark, sample_run):
+    lake, out = sample_run
     assert "tables:" in out and str(lake / "pages") in out
+    for table in ("sitemaps", "domain_authority", "page_flags", "seed_scores", "frontier"):
+        assert str(lake / table) in out
 
     sample = generate_sample_crawl()
     links = spark.read.format("delta").load(str(lake / "links"))
@@ -28,3 +44,21 @@ def test_run_on_builtin_sample_writes_readable_delta_tables(spark, tmp_path, cap
     assert pages.agg(F.min(S.PAGE_ID), F.max(S.PAGE_ID)).first() == (0, n_pages - 1)
     assert links.join(pages, links[S.DST_ID] == pages[S.PAGE_ID], "left_anti").count() == 0
     assert {r[S.LINK_TYPE] for r in links.select(S.LINK_TYPE).distinct().collect()} == set(S.LINK_TYPES)
+
+
+def test_frontier_top_100_on_the_sample_is_in_scope_uncrawled_and_ordered(spark, sample_run, capsys):
+    lake, _ = sample_run
+    assert main(["frontier", "--top", "100", "--lake", str(lake)]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert 0 < len(rows) <= 100
+    scores = spark.read.format("delta").load(str(lake / "seed_scores"))
+    links = spark.read.format("delta").load(str(lake / "links"))
+    crawled = {r[S.SRC_ID] for r in links.select(S.SRC_ID).distinct().collect()}
+    by_url = {r[S.URL]: r for r in scores.collect()}
+    assert all(by_url[r[S.URL]][S.IN_SCOPE] and r[S.PAGE_ID] not in crawled for r in rows)
+    priorities = [r[S.PRIORITY] for r in rows]
+    assert priorities == sorted(priorities, reverse=True)
+    assert [r["position"] for r in rows] == list(range(1, len(rows) + 1))
+    # every in-scope uncrawled page is in the frontier (the sample's is shorter than 100)
+    expected = {u for u, r in by_url.items() if r[S.IN_SCOPE] and r[S.PAGE_ID] not in crawled}
+    assert {r[S.URL] for r in rows} == expected or len(rows) == 100

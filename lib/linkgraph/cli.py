@@ -14,6 +14,7 @@ from pathlib import Path
 
 from linkgraph import schemas as S
 from linkgraph.config import Config, ConfigError, load_config
+from linkgraph.pipeline import ScoresError
 from linkgraph.rank.gf import GraphFramesUnavailable
 from linkgraph.rank.teleport import EmptyTeleportError
 from linkgraph.readers import FORMATS, InputSchemaError
@@ -26,6 +27,8 @@ _EXTENSION_FORMATS = {
     ".parquet": "parquet", ".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "jsonl", ".csv": "csv",
     ".tsv": "arcs", ".arcs": "arcs", ".txt": "arcs", ".dat": "dat", ".gml": "gml",
 }
+# --- crawl inputs ---
+_EXTENSION_FORMATS.update({".warc": "warc", ".wat": "wat"})
 
 
 class UsageError(ValueError):
@@ -73,16 +76,41 @@ def build_parser() -> argparse.ArgumentParser:
                                              "syndication networks and page flags")
     _common(analyze)
 
+    sitemaps = sub.add_parser("ingest-sitemaps", help="upsert sitemap entries (XML, gzipped, indexes) into `sitemaps`")
+    sitemaps.add_argument("--input", required=True, help="sitemap file or directory of them")
+    _common(sitemaps)
+
+    authority = sub.add_parser("import-authority", help="import external domain authority into `external_authority`")
+    authority.add_argument("--input", required=True, help="Open PageRank CSV or Common Crawl rank file")
+    authority.add_argument("--format", required=True, choices=("openpagerank", "ccrank"))
+    _common(authority)
+
+    scores = sub.add_parser("scores", help="page flags, seed scores, scope decisions and the crawl frontier")
+    scores.add_argument("--seeds", metavar="URLS", help="comma-separated seed URLs (default: scores.seeds)")
+    _common(scores)
+
+    frontier = sub.add_parser("frontier", help="export the top of the crawl frontier")
+    frontier.add_argument("--top", type=int, default=100, help="number of URLs (default 100)")
+    frontier.add_argument("--format", choices=("jsonl", "csv"), default="jsonl")
+    frontier.add_argument("--output", help="file to write (default: standard output)")
+    _common(frontier)
+
     links = sub.add_parser("links", help="one page's out-links, in-links or incoming anchors, from the indexes")
     links.add_argument("direction", choices=("out", "in", "anchors"))
     links.add_argument("url", help="page URL (canonicalised like ingest)")
     links.add_argument("--limit", type=int, default=1000, help="print at most this many rows (default 1000)")
+    links.add_argument("--compressed", action="store_true",
+                       help="answer out/in from the compressed graph (run `linkgraph compress` first)")
     _common(links)
 
     run = sub.add_parser("run", help="run every pipeline step on an input, or on the built-in sample crawl")
     run.add_argument("--input", help="edge records (default: the built-in sample crawl)")
     run.add_argument("--format", choices=FORMATS)
+    run.add_argument("--sitemaps", help="sitemap file or directory to ingest too (the sample brings its own)")
     _common(run)
+
+    compress = sub.add_parser("compress", help="Boldi-Vigna compressed forward and reverse link graphs of the lake's links")
+    _common(compress)
     return parser
 
 
@@ -140,13 +168,19 @@ def cmd_analyze(args: argparse.Namespace, config: Config) -> int:
 
 
 def cmd_links(args: argparse.Namespace, config: Config) -> int:
-    from linkgraph.pipeline import lookup_links
+    from linkgraph.pipeline import lookup_links, lookup_links_compressed
     from linkgraph.session import get_spark
 
     if args.limit <= 0:
         raise UsageError("--limit must be positive")
+    if args.compressed and args.direction == "anchors":
+        raise UsageError("--compressed answers out and in; anchors come from the anchor index")
     try:
-        rows = lookup_links(get_spark(config.spark), config, args.direction, args.url).limit(args.limit + 1).collect()
+        spark = get_spark(config.spark)
+        if args.compressed:
+            rows = lookup_links_compressed(spark, config, args.direction, args.url, args.limit + 1)
+        else:
+            rows = lookup_links(spark, config, args.direction, args.url).limit(args.limit + 1).collect()
     except LookupError as exc:
         raise UsageError(str(exc)) from None
     for row in rows[: args.limit]:
@@ -160,31 +194,116 @@ def cmd_links(args: argparse.Namespace, config: Config) -> int:
     return 0
 
 
-def cmd_run(args: argparse.Namespace, config: Config) -> int:
-    from linkgraph.io.delta import Lake
-    from linkgraph.pipeline import ANALYSIS_TABLES, analyze_step, ingest_step, pagerank_step, sample_input
+def cmd_ingest_sitemaps(args: argparse.Namespace, config: Config) -> int:
+    from linkgraph.pipeline import ingest_sitemaps_step
     from linkgraph.session import get_spark
 
+    if not Path(args.input).exists():
+        raise UsageError(f"input not found: {args.input}")
+    print(ingest_sitemaps_step(get_spark(config.spark), config, args.input).summary())
+    return 0
+
+
+def cmd_import_authority(args: argparse.Namespace, config: Config) -> int:
+    from linkgraph.pipeline import import_authority_step
+    from linkgraph.session import get_spark
+
+    if not Path(args.input).exists():
+        raise UsageError(f"input not found: {args.input}")
+    imported, rejected = import_authority_step(get_spark(config.spark), config, args.input, args.format)
+    print(f"import-authority {args.input}: {args.format} imported={imported} rejected={rejected}")
+    return 0
+
+
+def cmd_scores(args: argparse.Namespace, config: Config) -> int:
+    from linkgraph.pipeline import scores_step
+    from linkgraph.session import get_spark
+
+    seeds = _split([args.seeds])[0] if args.seeds else None
+    print(scores_step(get_spark(config.spark), config, seeds).summary())
+    return 0
+
+
+FRONTIER_EXPORT_COLUMNS = ("position", S.URL, S.PRIORITY, "priority_source", S.SEED_SCORE, S.SCOPE_SCORE, S.HOP_DEPTH,
+                           "domain_affinity", S.PAGE_ID, S.RUN_ID)
+
+
+def cmd_frontier(args: argparse.Namespace, config: Config) -> int:
+    import csv
+    import json
+
+    from linkgraph.pipeline import export_frontier
+    from linkgraph.session import get_spark
+
+    if args.top <= 0:
+        raise UsageError("--top must be positive")
+    rows = export_frontier(get_spark(config.spark), config, args.top)
+    out = open(args.output, "w", encoding="utf-8", newline="") if args.output else sys.stdout
+    try:
+        if args.format == "csv":
+            writer = csv.DictWriter(out, fieldnames=FRONTIER_EXPORT_COLUMNS, extrasaction="ignore")
+            writer.writeheader()
+            writer.writerows(rows)
+        else:
+            for row in rows:
+                out.write(json.dumps({c: row[c] for c in FRONTIER_EXPORT_COLUMNS}) + "\n")
+    finally:
+        if args.output:
+            out.close()
+    return 0
+
+
+def cmd_run(args: argparse.Namespace, config: Config) -> int:
+    from linkgraph.io.delta import Lake
+    from linkgraph.pipeline import (
+        ANALYSIS_TABLES, analyze_step, compress_step, ingest_sitemaps_step, ingest_step, pagerank_step, sample_input,
+        scores_step,
+    )
+    from linkgraph.sample import SAMPLE_SEEDS
+    from linkgraph.session import get_spark
+
+    sitemaps, seeds = args.sitemaps, config.scores.seeds
     if args.input:
         input_path, fmt = _input_and_format(args)
     else:
         input_path, fmt = str(sample_input(tempfile.mkdtemp(prefix="linkgraph-sample-"))), "jsonl"
         print(f"using the built-in sample crawl: {input_path}")
+        sitemaps = sitemaps or str(Path(input_path).parent / "sitemaps")
+        seeds = seeds or list(SAMPLE_SEEDS)
     spark = get_spark(config.spark)
     print(ingest_step(spark, config, input_path, fmt).summary())
-    print(pagerank_step(spark, config).summary())
+    if sitemaps:
+        print(ingest_sitemaps_step(spark, config, sitemaps).summary())
     print(analyze_step(spark, config).summary())
+    print(pagerank_step(spark, config).summary())
+    if seeds:
+        print(scores_step(spark, config, seeds).summary())
+    else:
+        print("scores: skipped (no seed URLs: set scores.seeds in the config)")
+    print(compress_step(spark, config).summary())
     lake = Lake(spark, config.lake)
     print("tables:")
-    for table in (S.PAGES_TABLE, S.LINKS_TABLE, S.REJECTS_TABLE, S.PAGERANK_TABLE, S.RANK_RUNS_TABLE, *ANALYSIS_TABLES):
+    for table in (S.PAGES_TABLE, S.LINKS_TABLE, S.REJECTS_TABLE, S.PAGERANK_TABLE, S.RANK_RUNS_TABLE, *ANALYSIS_TABLES,
+                  S.SITEMAPS_TABLE, S.PAGE_FLAGS_TABLE, S.SEED_SCORES_TABLE, S.FRONTIER_TABLE,
+                  S.LINKS_COMPRESSED_FORWARD_TABLE, S.LINKS_COMPRESSED_REVERSE_TABLE, S.LINKS_COMPRESSED_OFFSETS_TABLE):
         if not lake.exists(table):
             continue
-        print(f"  {table:<21} {Path(lake.location(table)).resolve() if not lake.uses_catalog else lake.location(table)}")
+        print(f"  {table:<25} {Path(lake.location(table)).resolve() if not lake.uses_catalog else lake.location(table)}")
+    return 0
+
+
+def cmd_compress(args: argparse.Namespace, config: Config) -> int:
+    from linkgraph.pipeline import compress_step
+    from linkgraph.session import get_spark
+
+    print(compress_step(get_spark(config.spark), config).summary())
     return 0
 
 
 COMMANDS = {
-    "ingest": cmd_ingest, "pagerank": cmd_pagerank, "analyze": cmd_analyze, "links": cmd_links, "run": cmd_run,
+    "ingest": cmd_ingest, "ingest-sitemaps": cmd_ingest_sitemaps, "import-authority": cmd_import_authority,
+    "pagerank": cmd_pagerank, "analyze": cmd_analyze, "links": cmd_links, "scores": cmd_scores,
+    "frontier": cmd_frontier, "compress": cmd_compress, "run": cmd_run,
 }
 
 
@@ -195,7 +314,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         config = resolve_config(args)
         return COMMANDS[args.command](args, config)
-    except (ConfigError, InputSchemaError, UsageError, EmptyTeleportError, GraphFramesUnavailable) as exc:
+    except (ConfigError, InputSchemaError, UsageError, EmptyTeleportError, GraphFramesUnavailable, ScoresError) as exc:
         print(f"linkgraph {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
 

@@ -153,12 +153,118 @@ class AnalysisConfig:
 
 
 @dataclass(frozen=True)
+class ScoresConfig:
+    """Seed scores, scope and the frontier (``linkgraph scores`` / ``frontier``); see
+    ``linkgraph.scoring`` for the formulas.
+
+    ``seeds``: seed URLs (canonicalised like ingest); ``hop_limit``: rounds of the hop-depth search;
+    ``max_depth``: where ``depth_factor`` reaches 0.  ``scope_strategy``: ``linked_domains``,
+    ``registered_domain`` or ``host``.  ``frontier_priority``: ``seed_score``, ``pagerank``,
+    ``personalized_pagerank`` (vector ``frontier_vector`` of the latest run) or ``reward``.
+    """
+
+    seeds: list[str] = field(default_factory=list)
+    hop_limit: int = 50
+    max_depth: int = 5
+    weight_in_links: float = 0.3
+    weight_domain_authority: float = 0.3
+    weight_sitemap_priority: float = 0.2
+    weight_depth: float = 0.2
+    unlisted_priority: float = 0.0
+    external_authority_weight: float = 0.0
+    scope_strategy: str = "linked_domains"
+    affinity_seed_host: float = 1.0
+    affinity_registered_domain: float = 0.8
+    affinity_one_hop: float = 0.3
+    affinity_farther: float = 0.1
+    in_scope_threshold: float = 0.3
+    frontier_priority: str = "seed_score"
+    frontier_vector: int = 0
+    sitemap_max_bytes: int = 50 * 1024 * 1024
+
+    def __post_init__(self) -> None:
+        if self.scope_strategy not in ("linked_domains", "registered_domain", "host"):
+            raise ConfigError(f"scores.scope_strategy must be linked_domains, registered_domain or host, got {self.scope_strategy!r}")
+        if self.frontier_priority not in ("seed_score", "pagerank", "personalized_pagerank", "reward"):
+            raise ConfigError(f"scores.frontier_priority must be seed_score, pagerank, personalized_pagerank or reward, "
+                              f"got {self.frontier_priority!r}")
+        if self.max_depth <= 0 or self.hop_limit <= 0:
+            raise ConfigError("scores.max_depth and scores.hop_limit must be positive")
+        if not 0.0 <= self.external_authority_weight <= 1.0:
+            raise ConfigError("scores.external_authority_weight must be in [0, 1]")
+        if not 0.0 <= self.unlisted_priority <= 1.0:
+            raise ConfigError("scores.unlisted_priority must be in [0, 1]")
+
+    @property
+    def weights(self) -> dict[str, float]:
+        return {"in_links": self.weight_in_links, "domain_authority": self.weight_domain_authority,
+                "sitemap_priority": self.weight_sitemap_priority, "depth": self.weight_depth}
+
+    @property
+    def affinity(self) -> dict[str, float]:
+        return {"seed_host": self.affinity_seed_host, "registered_domain": self.affinity_registered_domain,
+                "one_hop": self.affinity_one_hop, "farther": self.affinity_farther}
+# --- compressed link storage ---
+@dataclass(frozen=True)
+class CompressConfig:
+    """Boldi-Vigna compression of ``links`` (``linkgraph compress``).
+
+    ``block_size`` page ids per block (one Spark task each; references never cross blocks).
+    ``window_size`` previous lists a list may copy from (0: none); ``max_ref_count`` longest
+    reference chain, which bounds random-access decoding; ``min_interval_length`` shortest run of
+    consecutive ids stored as an interval (0: none); ``residual_code`` the code of the remaining
+    gaps: ``gamma``, ``delta`` or ``zetaK`` (K 1..7).  Defaults are WebGraph's.
+    """
+
+    block_size: int = 65536
+    window_size: int = 7
+    max_ref_count: int = 3
+    min_interval_length: int = 4
+    residual_code: str = "zeta3"
+
+    def __post_init__(self) -> None:
+        if self.block_size <= 0:
+            raise ConfigError("compress.block_size must be positive")
+        if not 0 <= self.window_size <= 63:
+            raise ConfigError("compress.window_size must be in [0, 63]")
+        if self.max_ref_count < 1:
+            raise ConfigError("compress.max_ref_count must be >= 1")
+        if self.min_interval_length != 0 and self.min_interval_length < 2:
+            raise ConfigError("compress.min_interval_length must be 0 (no intervals) or >= 2")
+        code = self.residual_code
+        if not (code in ("gamma", "delta") or (code[:4] == "zeta" and code[4:] in tuple("1234567"))):
+            raise ConfigError(f"compress.residual_code must be gamma, delta or zeta1..zeta7, got {code!r}")
+# --- crawl inputs (WARC / WAT) ---
+@dataclass(frozen=True)
+class CrawlConfig:
+    """Limits of link extraction from WARC/WAT files (``linkgraph ingest --format warc|wat``).
+
+    ``max_page_bytes``: a response payload (or WAT JSON) larger than this many bytes is rejected as
+    OVERSIZED_PAGE without being parsed.  ``max_text_chars``: page text stored in ``page_signals``
+    is cut to this many characters.  ``context_chars``: characters of page text kept on each side
+    of a link in its context window.
+    """
+
+    max_page_bytes: int = 5_000_000
+    max_text_chars: int = 20_000
+    context_chars: int = 50
+
+    def __post_init__(self) -> None:
+        for name in ("max_page_bytes", "max_text_chars", "context_chars"):
+            if getattr(self, name) <= 0:
+                raise ConfigError(f"crawl.{name} must be positive")
+
+
+@dataclass(frozen=True)
 class Config:
     spark: SparkConfig = field(default_factory=SparkConfig)
     lake: LakeConfig = field(default_factory=LakeConfig)
     ingest: IngestConfig = field(default_factory=IngestConfig)
     rank: RankConfig = field(default_factory=RankConfig)
     analysis: AnalysisConfig = field(default_factory=AnalysisConfig)
+    scores: ScoresConfig = field(default_factory=ScoresConfig)
+    compress: CompressConfig = field(default_factory=CompressConfig)
+    crawl: CrawlConfig = field(default_factory=CrawlConfig)
 
     def with_lake_path(self, path: str | None) -> "Config":
         if path is None:

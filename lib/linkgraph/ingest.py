@@ -160,19 +160,21 @@ def validate_edges(raw: DataFrame, config: IngestConfig) -> DataFrame:
     return validated.drop("_src", "_dst", "_problem")
 
 
-def reject_rows(rows: DataFrame, source: str) -> DataFrame:
-    """Rows carrying a ``reason`` in the ``rejects`` table's shape, with a content-derived id."""
+def reject_rows(rows: DataFrame, source: str | Column) -> DataFrame:
+    """Rows carrying a ``reason`` in the ``rejects`` table's shape, with a content-derived id;
+    ``source`` is the input's path, or a column of it when rows come from several files."""
     raw_columns = [f.name for f in S.RAW_EDGE_RECORD.fields]
+    source = F.lit(source) if isinstance(source, str) else source
     identity = F.concat_ws(
         "\u0001",
-        F.lit(source),
+        source,
         F.col(S.REASON),
         F.coalesce(F.col(S.DETAIL), F.lit("")),
         *[F.coalesce(F.col(c), F.lit("\u0000")) for c in raw_columns],
     )
     return rows.select(
         F.sha2(identity, 256).alias(S.REJECT_ID),
-        F.lit(source).alias(S.SOURCE),
+        source.alias(S.SOURCE),
         S.REASON,
         S.DETAIL,
         *raw_columns,

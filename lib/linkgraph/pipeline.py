@@ -102,6 +102,11 @@ def ingest_step(spark: SparkSession, config: Config, input_path: str, fmt: str) 
 
     Validation (including the input's column check) happens before any table is written.
     """
+    # --- crawl inputs (WARC, WAT, Common Crawl graphs): linkgraph.crawl ---
+    if fmt in readers.CRAWL_FORMATS:
+        from linkgraph.crawl.step import crawl_ingest_step
+
+        return crawl_ingest_step(spark, config, input_path, fmt)
     started = time.monotonic()
     report = IngestReport(source=str(input_path))
     lake = Lake(spark, config.lake)
@@ -172,13 +177,17 @@ def _ingest_arcs(spark: SparkSession, lake: Lake, config: Config, input_path: st
 
 
 def sample_input(directory: str | Path, seed: int = 7) -> Path:
-    """Write the built-in sample crawl's edge records as JSON lines under ``directory``."""
-    from linkgraph.sample import generate_sample_crawl, write_edges_jsonl
+    """Write the built-in sample crawl under ``directory``: edge records as JSON lines (the path
+    returned), page signals as ``sample-pages.jsonl`` and its sitemaps as XML in ``sitemaps/``."""
+    from linkgraph.sample import generate_sample_crawl, write_edges_jsonl, write_pages_jsonl, write_sitemaps_xml
 
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
+    crawl = generate_sample_crawl(seed)
     path = directory / "sample-edges.jsonl"
-    write_edges_jsonl(generate_sample_crawl(seed).edges, path)
+    write_edges_jsonl(crawl.edges, path)
+    write_pages_jsonl(crawl.pages, directory / "sample-pages.jsonl")
+    write_sitemaps_xml(crawl.sitemaps, directory / "sitemaps")
     return path
 
 
@@ -340,7 +349,7 @@ def pagerank_step(
 ANALYSIS_TABLES = (
     S.FORWARD_INDEX_TABLE, S.REVERSE_INDEX_TABLE, S.ANCHOR_INDEX_TABLE, S.HOSTS_TABLE, S.HOST_LINKS_TABLE,
     S.DOMAINS_TABLE, S.DOMAIN_LINKS_TABLE, S.DOMAIN_AUTHORITY_TABLE, S.LINK_FARMS_TABLE,
-    S.SYNDICATION_NETWORKS_TABLE, S.PAGE_FLAGS_TABLE,
+    S.SYNDICATION_NETWORKS_TABLE,
 )
 
 
@@ -349,7 +358,6 @@ class AnalysisReport:
     inputs: str
     up_to_date: bool = False
     domain_analysis: bool = True
-    rank_run_id: str | None = None
     rows: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
 
@@ -357,16 +365,15 @@ class AnalysisReport:
         if self.up_to_date:
             return f"analyze: tables already built from these inputs ({self.inputs}); nothing written"
         counts = " ".join(f"{table}={rows}" for table, rows in self.rows.items())
-        scope = "" if self.domain_analysis else " (arc-list lake: no hosts, so no domain analysis or page flags)"
-        return f"analyze: {counts} rank_run={self.rank_run_id}{scope} in {self.seconds:.1f}s"
+        scope = "" if self.domain_analysis else " (arc-list lake: no hosts, so no domain analysis)"
+        return f"analyze: {counts}{scope} in {self.seconds:.1f}s"
 
 
-def _analysis_inputs(lake: Lake, config: Config, rank_run_id: str | None) -> str:
+def _analysis_inputs(lake: Lake, config: Config) -> str:
     import json
 
     inputs = {
         S.PAGES_TABLE: lake.version(S.PAGES_TABLE), S.LINKS_TABLE: lake.version(S.LINKS_TABLE),
-        S.PAGERANK_TABLE: rank_run_id,
         "analysis": dataclasses.asdict(config.analysis),
         "rank": {"damping": config.rank.damping, "tol": config.rank.tol,
                  "exclude_link_types": list(config.rank.exclude_link_types)},
@@ -381,11 +388,11 @@ def _by_page_id(df: DataFrame) -> DataFrame:
 
 
 def analyze_step(spark: SparkSession, config: Config) -> AnalysisReport:
-    """Build the indexes, host/domain graphs, domain authority, link farms, syndication networks
-    and the latest rank run's page flags from the lake's pages/links (and pagerank, if present).
+    """Build the indexes, host/domain graphs, domain authority, link farms and syndication
+    networks from the lake's pages/links.
 
     Every table is rebuilt in one overwrite commit each, recording its inputs (table versions,
-    rank run, config); when all of them already record the current inputs nothing is written.
+    config); when all of them already record the current inputs nothing is written.
     """
     import uuid
     from datetime import datetime, timezone
@@ -398,22 +405,16 @@ def analyze_step(spark: SparkSession, config: Config) -> AnalysisReport:
     ac = config.analysis
     lake = Lake(spark, config.lake)
     _require_tables(lake, S.PAGES_TABLE, S.LINKS_TABLE)
-    rank_run_id = None
-    if lake.exists(S.PAGERANK_TABLE):
-        first = lake.read(S.PAGERANK_TABLE).select(S.RUN_ID).first()
-        rank_run_id = first[S.RUN_ID] if first else None
-    report = AnalysisReport(inputs=_analysis_inputs(lake, config, rank_run_id), rank_run_id=rank_run_id)
+    report = AnalysisReport(inputs=_analysis_inputs(lake, config))
     if all(lake.built_from(table) == report.inputs for table in ANALYSIS_TABLES):
         report.up_to_date = True
         return report
 
     pages, links = lake.read(S.PAGES_TABLE), lake.read(S.LINKS_TABLE)
 
-    def write(table: str, df: DataFrame, replace_where: str | None = None) -> None:
-        if replace_where is not None and not lake.exists(table):
-            replace_where = None
-        lake.overwrite(table, df, built_from=report.inputs, replace_where=replace_where)
-        report.rows[table] = lake.read(table).where(replace_where or F.lit(True)).count()
+    def write(table: str, df: DataFrame) -> None:
+        lake.overwrite(table, df, built_from=report.inputs)
+        report.rows[table] = lake.read(table).count()
         log.info("analyze: wrote %s (%d rows)", table, report.rows[table])
 
     write(S.FORWARD_INDEX_TABLE, _by_page_id(X.forward_index(links)))
@@ -450,11 +451,6 @@ def analyze_step(spark: SparkSession, config: Config) -> AnalysisReport:
         write(S.SYNDICATION_NETWORKS_TABLE,
               D.syndication_networks(D.syndication_pairs(domain_links, ac.syndication_min_links)))
 
-        if rank_run_id is not None:
-            ranks = lake.read(S.PAGERANK_TABLE).where(F.col(S.VECTOR_ID) == 0)
-            flags = D.page_flags(pages, located, ranks, lake.read(S.LINK_FARMS_TABLE),
-                                 lake.read(S.SYNDICATION_NETWORKS_TABLE), rank_run_id, ac.important_sigmas)
-            write(S.PAGE_FLAGS_TABLE, _by_page_id(flags), replace_where=f"{S.RUN_ID} = '{rank_run_id}'")
     finally:
         located.unpersist()
         nodes.unpersist()
@@ -472,24 +468,44 @@ def _require_tables(lake: Lake, *tables: str) -> None:
 LINK_DIRECTIONS = ("out", "in", "anchors")
 
 
+def _page_id_of(lake: Lake, pages: DataFrame, url: str) -> int:
+    from linkgraph.urls import canonicalize
+
+    canonical = canonicalize(url)
+    if canonical.url is None:
+        raise LookupError(f"not a valid URL ({canonical.reason}: {canonical.detail}): {url}")
+    found = pages.where(F.col(S.URL) == canonical.url).select(S.PAGE_ID).first()
+    if found is None:
+        raise LookupError(f"no page {canonical.url} in lake {lake.config.path}")
+    return found[S.PAGE_ID]
+
+
+def lookup_links_compressed(spark: SparkSession, config: Config, direction: str, url: str, limit: int) -> list[dict]:
+    """``out``/``in`` neighbours of one page from the compressed graph (``ConnectivityIndex``):
+    the first ``limit`` as dicts of url and page_id, in id order; URL <-> id through ``pages``."""
+    from linkgraph.compress import ConnectivityIndex
+
+    lake = Lake(spark, config.lake)
+    _require_tables(lake, S.PAGES_TABLE, S.LINKS_COMPRESSED_FORWARD_TABLE)
+    pages = lake.read(S.PAGES_TABLE)
+    page_id = _page_id_of(lake, pages, url)
+    index = ConnectivityIndex.load(lake)
+    ids = (index.out_links if direction == "out" else index.in_links)(page_id)[:limit]
+    urls = {r[S.PAGE_ID]: r[S.URL] for r in pages.where(F.col(S.PAGE_ID).isin([int(i) for i in ids])).collect()}
+    return [{S.URL: urls.get(int(i)), S.PAGE_ID: int(i)} for i in ids]
+
+
 def lookup_links(spark: SparkSession, config: Config, direction: str, url: str) -> DataFrame:
     """What the indexes say about one page: ``out`` (url, page_id of each target), ``in`` (each
     source) or ``anchors`` (anchor, links, linking_domains, example_context), in index order.
 
     ``url`` is canonicalised like ingest; an unknown or malformed URL raises ``LookupError``.
     """
-    from linkgraph.urls import canonicalize
 
     lake = Lake(spark, config.lake)
     _require_tables(lake, S.PAGES_TABLE, S.FORWARD_INDEX_TABLE, S.REVERSE_INDEX_TABLE, S.ANCHOR_INDEX_TABLE)
-    canonical = canonicalize(url)
-    if canonical.url is None:
-        raise LookupError(f"not a valid URL ({canonical.reason}: {canonical.detail}): {url}")
     pages = lake.read(S.PAGES_TABLE)
-    found = pages.where(F.col(S.URL) == canonical.url).select(S.PAGE_ID).first()
-    if found is None:
-        raise LookupError(f"no page {canonical.url} in lake {lake.config.path}")
-    page_id = found[S.PAGE_ID]
+    page_id = _page_id_of(lake, pages, url)
     if direction == "anchors":
         row = lake.read(S.ANCHOR_INDEX_TABLE).where(F.col(S.PAGE_ID) == page_id)
         return row.select(F.posexplode(S.ANCHORS).alias("position", "entry")).select(
@@ -499,3 +515,404 @@ def lookup_links(spark: SparkSession, config: Config, direction: str, url: str) 
         F.posexplode(ids).alias("position", S.PAGE_ID))
     return neighbours.join(pages.select(S.PAGE_ID, S.URL), on=S.PAGE_ID, how="left").orderBy("position").select(
         S.URL, S.PAGE_ID)
+
+
+# --- sitemaps, external authority, seed scores, scope and frontier --------------------------------
+
+@dataclass
+class SitemapReport:
+    source: str
+    files: int = 0
+    entries: int = 0
+    rejected: int = 0
+    rejected_by_reason: dict[str, int] = field(default_factory=dict)
+    unresolved_children: int = 0
+    inserted: int = 0
+    updated: int = 0
+    seconds: float = 0.0
+
+    def summary(self) -> str:
+        reasons = ", ".join(f"{k}={v}" for k, v in sorted(self.rejected_by_reason.items())) or "none"
+        return (
+            f"ingest-sitemaps {self.source}: files={self.files} entries={self.entries} rejected={self.rejected} "
+            f"(by reason: {reasons}); sitemaps +{self.inserted} new, {self.updated} updated; "
+            f"{self.unresolved_children} listed sitemaps not among the input files; in {self.seconds:.1f}s"
+        )
+
+
+_PARSED_SITEMAP = (
+    "kind string, url string, priority double, lastmod timestamp, changefreq string, sitemap string, "
+    "reason string, detail string, raw string"
+)
+
+
+def ingest_sitemaps_step(spark: SparkSession, config: Config, input_path: str) -> SitemapReport:
+    """Parse sitemap files (a file or a directory, ``.xml`` or gzipped, indexes included), one
+    Spark task per batch of files, and upsert their entries into ``sitemaps`` by URL; bad files
+    and entries go to ``rejects``.  A URL listed by several sitemaps keeps the entry with the
+    latest lastmod, then the highest priority, then the first sitemap path."""
+    from linkgraph import sitemaps as SM
+
+    started = time.monotonic()
+    report = SitemapReport(source=str(input_path))
+    lake = Lake(spark, config.lake)
+    max_bytes = config.scores.sitemap_max_bytes
+    files = spark.read.format("binaryFile").option("recursiveFileLookup", "true").load(str(input_path))
+    parsed = files.select("path", "content").mapInPandas(
+        lambda batches: SM.parse_files(batches, max_bytes), _PARSED_SITEMAP).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        report.files = files.count()
+        by_kind = {r["kind"]: r["count"] for r in parsed.groupBy("kind").count().collect()}
+        report.entries = by_kind.get(SM.ENTRY, 0)
+        file_names = {r["path"].rsplit("/", 1)[-1] for r in files.select("path").collect()}
+        children = parsed.where(F.col("kind") == SM.CHILD).select("raw").distinct()
+        report.unresolved_children = sum(
+            1 for r in children.collect() if r["raw"].rstrip("/").rsplit("/", 1)[-1] not in file_names)
+
+        entries = parsed.where(F.col("kind") == SM.ENTRY)
+        best = F.max_by(F.struct(S.PRIORITY, S.LASTMOD, S.CHANGEFREQ, S.SITEMAP),
+                        F.struct(F.coalesce(S.LASTMOD, F.lit("1900-01-01").cast("timestamp")), S.PRIORITY,
+                                 F.reverse(S.SITEMAP).alias("_tiebreak")))
+        unique = entries.groupBy(S.URL).agg(best.alias("_e")).select(S.URL, "_e.*")
+        raw_nulls = {c: F.lit(None).cast("string") for c in (f.name for f in S.RAW_EDGE_RECORD.fields)}
+        bad = parsed.where(F.col("kind") == SM.REJECT).select(
+            S.REASON, S.DETAIL, "sitemap", *[v.alias(k) for k, v in {**raw_nulls, S.TO_URL: F.col("raw")}.items()])
+        rejects = I.reject_rows(bad, F.col("sitemap")).persist(StorageLevel.MEMORY_AND_DISK)
+        report.rejected_by_reason = _count_rejects(rejects)
+        report.rejected = sum(report.rejected_by_reason.values())
+
+        lake.ensure(S.SITEMAPS_TABLE, S.SITEMAPS)
+        lake.ensure(S.REJECTS_TABLE, S.REJECTS)
+        columns = [f.name for f in S.SITEMAPS.fields if f.name != S.URL]
+        changed = " OR ".join(f"NOT (t.{c} <=> s.{c})" for c in columns)
+        metrics = lake.merge(S.SITEMAPS_TABLE, unique.select(*[f.name for f in S.SITEMAPS.fields]), keys=[S.URL],
+                             update_condition=changed)
+        report.inserted, report.updated = metrics.inserted, metrics.updated
+        write_rejects(lake, rejects)
+        rejects.unpersist()
+    finally:
+        parsed.unpersist()
+    report.seconds = time.monotonic() - started
+    log.info(report.summary())
+    return report
+
+
+def import_authority_step(spark: SparkSession, config: Config, input_path: str, fmt: str) -> tuple[int, int]:
+    """Replace the ``external_authority`` rows of source ``fmt`` with the file's; returns
+    (rows imported, rows rejected)."""
+    from linkgraph.authority import read_external_authority
+
+    lake = Lake(spark, config.lake)
+    valid, bad = read_external_authority(spark, input_path, fmt)
+    raw_nulls = {c: F.lit(None).cast("string") for c in (f.name for f in S.RAW_EDGE_RECORD.fields)}
+    rejects = I.reject_rows(
+        bad.select(S.REASON, S.DETAIL, *[v.alias(k) for k, v in {**raw_nulls, S.TO_URL: F.col("_name")}.items()]),
+        str(input_path))
+    replace_where = f"{S.SOURCE} = '{fmt}'" if lake.exists(S.EXTERNAL_AUTHORITY_TABLE) else None
+    lake.overwrite(S.EXTERNAL_AUTHORITY_TABLE, valid, replace_where=replace_where)
+    lake.ensure(S.REJECTS_TABLE, S.REJECTS)
+    write_rejects(lake, rejects)
+    imported = lake.read(S.EXTERNAL_AUTHORITY_TABLE).where(F.col(S.SOURCE) == fmt).count()
+    return imported, bad.count()
+
+
+class ScoresError(ValueError):
+    """The scores step cannot run as configured (e.g. no seed URLs); the message names the key."""
+
+
+@dataclass
+class ScoresReport:
+    run_id: str | None
+    inputs: str
+    up_to_date: bool = False
+    seeds_found: int = 0
+    pages: int = 0
+    in_scope: int = 0
+    frontier: int = 0
+    flags_run: str | None = None
+    seconds: float = 0.0
+
+    def summary(self) -> str:
+        if self.up_to_date:
+            return "scores: seed_scores, page_flags and frontier already built from these inputs; nothing written"
+        flags = f"page_flags for rank run {self.flags_run}" if self.flags_run else "no page_flags (no rank run yet)"
+        return (f"scores run {self.run_id}: seeds found={self.seeds_found} pages={self.pages} in_scope={self.in_scope} "
+                f"frontier={self.frontier}; {flags} in {self.seconds:.1f}s")
+
+
+def _canonical_seeds(seeds: list[str]) -> list:
+    from linkgraph.urls import canonicalize
+
+    canonical = []
+    for i, seed in enumerate(seeds):
+        result = canonicalize(seed)
+        if result.url is None:
+            raise ScoresError(f"scores.seeds[{i}] is not a valid URL ({result.reason}): {seed!r}")
+        canonical.append(result)
+    return canonical
+
+
+def _scores_inputs(lake: Lake, config: Config, rank_run_id: str | None) -> str:
+    import json
+
+    tables = (S.PAGES_TABLE, S.LINKS_TABLE, S.SITEMAPS_TABLE, S.DOMAIN_AUTHORITY_TABLE, S.DOMAIN_LINKS_TABLE,
+              S.EXTERNAL_AUTHORITY_TABLE, S.LINK_FARMS_TABLE, S.SYNDICATION_NETWORKS_TABLE, S.PAGE_SIGNALS_TABLE,
+              REWARD_SCORES_TABLE)
+    inputs = {table: lake.version(table) for table in tables}
+    inputs.update({S.PAGERANK_TABLE: rank_run_id, "scores": dataclasses.asdict(config.scores),
+                   "important_sigmas": config.analysis.important_sigmas})
+    return json.dumps(inputs, sort_keys=True)
+
+
+# The reward ranker's per-page scores (page_id, url, score, run_id), when that step has run.
+REWARD_SCORES_TABLE = "reward_scores"
+
+
+def _frontier_priority(lake: Lake, config: Config, candidates: DataFrame) -> tuple[DataFrame, str]:
+    sc = config.scores
+    source = sc.frontier_priority
+    if source == "seed_score":
+        return candidates.withColumn(S.PRIORITY, F.col(S.SEED_SCORE)), source
+    if source == "reward":
+        _require_tables(lake, REWARD_SCORES_TABLE)
+        reward = lake.read(REWARD_SCORES_TABLE).select(S.PAGE_ID, F.col("score").alias(S.PRIORITY))
+        return candidates.join(reward, on=S.PAGE_ID, how="left").fillna(0.0, subset=[S.PRIORITY]), source
+    _require_tables(lake, S.PAGERANK_TABLE, S.RANK_RUNS_TABLE)
+    ranks = lake.read(S.PAGERANK_TABLE)
+    run_id = ranks.select(S.RUN_ID).first()[S.RUN_ID]
+    run = lake.read(S.RANK_RUNS_TABLE).where(F.col(S.RUN_ID) == run_id).first()
+    personalised = run is not None and run["personalization"] is not None
+    if personalised != (source == "personalized_pagerank"):
+        kind = "personalised" if personalised else "uniform"
+        raise ScoresError(f"scores.frontier_priority is {source}, but the latest rank run {run_id} is {kind}; "
+                          f"run `linkgraph pagerank` {'without' if personalised else 'with'} --topic/--seeds first")
+    vector = ranks.where(F.col(S.VECTOR_ID) == sc.frontier_vector).select(S.PAGE_ID, F.col(S.RANK).alias(S.PRIORITY))
+    return candidates.join(vector, on=S.PAGE_ID, how="left").fillna(0.0, subset=[S.PRIORITY]), source
+
+
+def scores_step(spark: SparkSession, config: Config, seeds: list[str] | None = None) -> ScoresReport:
+    """Page flags of the latest rank run, seed scores with their scope decision (one row per page
+    per run in ``seed_scores``) and the current ``frontier``.  Needs ``scores.seeds`` (or
+    ``seeds``); uses domain analysis, sitemaps, external authority and rank/reward scores where
+    those tables exist.  Nothing is written when every output records the current inputs."""
+    import uuid
+    from datetime import datetime, timezone
+
+    from linkgraph import domains as D
+    from linkgraph import scoring as SC
+    from linkgraph.urls import reverse_host
+
+    started = time.monotonic()
+    sc = config.scores
+    lake = Lake(spark, config.lake)
+    _require_tables(lake, S.PAGES_TABLE, S.LINKS_TABLE)
+    seeds = list(seeds if seeds is not None else sc.seeds)
+    if not seeds:
+        raise ScoresError("scores.seeds is empty: hop depth, scope and the frontier are measured from seed URLs")
+    canonical_seeds = _canonical_seeds(seeds)
+    rank_run_id = None
+    if lake.exists(S.PAGERANK_TABLE):
+        first = lake.read(S.PAGERANK_TABLE).select(S.RUN_ID).first()
+        rank_run_id = first[S.RUN_ID] if first else None
+    inputs = _scores_inputs(lake, config, rank_run_id) + f" seeds={sorted(s.url for s in canonical_seeds)}"
+    outputs = [S.SEED_SCORES_TABLE, S.FRONTIER_TABLE] + ([S.PAGE_FLAGS_TABLE] if rank_run_id else [])
+    if all(lake.built_from(table) == inputs for table in outputs):
+        return ScoresReport(run_id=None, inputs=inputs, up_to_date=True)
+    run_id = f"{datetime.now(timezone.utc):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
+    report = ScoresReport(run_id=run_id, inputs=inputs)
+
+    pages, links = lake.read(S.PAGES_TABLE), lake.read(S.LINKS_TABLE)
+    nodes = D.page_nodes(pages).persist(StorageLevel.MEMORY_AND_DISK)
+    optional = {t: lake.read(t) if lake.exists(t) else None for t in (
+        S.DOMAIN_AUTHORITY_TABLE, S.DOMAIN_LINKS_TABLE, S.EXTERNAL_AUTHORITY_TABLE, S.SITEMAPS_TABLE,
+        S.LINK_FARMS_TABLE, S.SYNDICATION_NETWORKS_TABLE, S.PAGE_SIGNALS_TABLE)}
+    try:
+        if rank_run_id is not None and optional[S.LINK_FARMS_TABLE] is not None:
+            located = D.located_links(links, nodes, tuple(config.rank.exclude_link_types))
+            ranks = lake.read(S.PAGERANK_TABLE).where(F.col(S.VECTOR_ID) == 0)
+            flags = D.page_flags(pages, located, ranks, optional[S.LINK_FARMS_TABLE],
+                                 optional[S.SYNDICATION_NETWORKS_TABLE], rank_run_id, config.analysis.important_sigmas)
+            replace_where = f"{S.RUN_ID} = '{rank_run_id}'" if lake.exists(S.PAGE_FLAGS_TABLE) else None
+            lake.overwrite(S.PAGE_FLAGS_TABLE, _by_page_id(flags), built_from=inputs, replace_where=replace_where)
+            report.flags_run = rank_run_id
+
+        seed_urls = [s.url for s in canonical_seeds]
+        seed_pages = pages.where(F.col(S.URL).isin(*seed_urls)).select(S.PAGE_ID).persist()
+        report.seeds_found = seed_pages.count()
+        if report.seeds_found < len(set(seed_urls)):
+            log.warning("scores: %d of %d seed URLs are not in the pages table", len(set(seed_urls)) - report.seeds_found,
+                        len(set(seed_urls)))
+        depths = SC.hop_depths(links, seed_pages, sc.hop_limit)
+        in_house = optional[S.DOMAIN_AUTHORITY_TABLE]
+        if in_house is None:
+            in_house = spark.createDataFrame([], f"{S.DOMAIN} string, {S.DOMAIN_AUTHORITY} double")
+        authority = SC.blended_authority(nodes, in_house, optional[S.EXTERNAL_AUTHORITY_TABLE],
+                                         sc.external_authority_weight)
+        terms = SC.seed_score_terms(pages, SC.in_link_counts(links), authority, optional[S.SITEMAPS_TABLE], depths,
+                                    sc.unlisted_priority)
+        scored = terms.withColumn(S.SEED_SCORE, SC.seed_score(sc.weights))
+        seed_hosts = sorted({reverse_host(s.host) for s in canonical_seeds})
+        seed_domains = spark.createDataFrame(
+            [(reverse_host(s.registered_domain or s.host),) for s in canonical_seeds], f"{S.DOMAIN} string")
+        domain_links = optional[S.DOMAIN_LINKS_TABLE]
+        if domain_links is None:
+            domain_links = spark.createDataFrame([], f"{S.SRC_DOMAIN} string, {S.DST_DOMAIN} string")
+        scoped = SC.scope_columns(scored, nodes, seed_hosts, SC.domain_hops(domain_links, seed_domains),
+                                  sc.scope_strategy, sc.affinity, sc.max_depth, sc.in_scope_threshold)
+        seed_scores = scoped.withColumn(S.RUN_ID, F.lit(run_id)).select(
+            *[F.col(f.name).cast(f.dataType) for f in S.SEED_SCORES.fields])
+        replace_where = f"{S.RUN_ID} = '{run_id}'" if lake.exists(S.SEED_SCORES_TABLE) else None
+        lake.overwrite(S.SEED_SCORES_TABLE, _by_page_id(seed_scores), built_from=inputs, replace_where=replace_where)
+
+        this_run = lake.read(S.SEED_SCORES_TABLE).where(F.col(S.RUN_ID) == run_id)
+        counts = this_run.agg(F.count("*").alias("pages"), F.count_if(S.IN_SCOPE).alias("in_scope")).first()
+        report.pages, report.in_scope = counts["pages"], counts["in_scope"]
+        crawled = links.select(F.col(S.SRC_ID).alias(S.PAGE_ID)).distinct()
+        if optional[S.PAGE_SIGNALS_TABLE] is not None:
+            fetched = optional[S.PAGE_SIGNALS_TABLE].join(pages, on=S.URL).select(S.PAGE_ID)
+            crawled = crawled.unionByName(fetched).distinct()
+        candidates, source = _frontier_priority(lake, config, SC.frontier_candidates(this_run, crawled))
+        ordered = I.number_in_order(candidates.withColumn("_order", -F.col(S.PRIORITY)), ["_order", S.URL], 1, "position")
+        frontier = ordered.withColumn("priority_source", F.lit(source)).select(
+            *[F.col(f.name).cast(f.dataType) for f in S.FRONTIER.fields])
+        lake.overwrite(S.FRONTIER_TABLE, frontier.orderBy("position"), built_from=inputs)
+        report.frontier = lake.read(S.FRONTIER_TABLE).count()
+        seed_pages.unpersist()
+    finally:
+        nodes.unpersist()
+    report.seconds = time.monotonic() - started
+    log.info(report.summary())
+    return report
+
+
+def export_frontier(spark: SparkSession, config: Config, top: int) -> list[dict]:
+    """The first ``top`` frontier rows (position order) as dicts, for export by the CLI."""
+    lake = Lake(spark, config.lake)
+    _require_tables(lake, S.FRONTIER_TABLE)
+    rows = lake.read(S.FRONTIER_TABLE).orderBy("position").limit(top).collect()
+    return [row.asDict() for row in rows]
+# --- compressed link storage -------------------------------------------------------------------
+
+@dataclass
+class CompressReport:
+    """What ``compress_step`` did.  Bits count the compressed lists only (as WebGraph's
+    ``.graph`` file), not the offsets index."""
+
+    links_version: int
+    arcs: int = 0
+    forward_bits: int = 0
+    reverse_bits: int = 0
+    forward_blocks: int = 0
+    reverse_blocks: int = 0
+    rejected: int = 0
+    offsets_bits: int = 0
+    tables_written: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def bits_per_link(self, bits: int) -> float:
+        return bits / self.arcs if self.arcs else 0.0
+
+    def summary(self) -> str:
+        written = ", ".join(self.tables_written) if self.tables_written else "none (up to date)"
+        return (
+            f"compress links@v{self.links_version}: arcs={self.arcs} "
+            f"forward_bits_per_link={self.bits_per_link(self.forward_bits):.3f} "
+            f"reverse_bits_per_link={self.bits_per_link(self.reverse_bits):.3f} "
+            f"offsets_bits_per_link={self.bits_per_link(self.offsets_bits):.3f} "
+            f"blocks={self.forward_blocks}+{self.reverse_blocks} rejected={self.rejected} "
+            f"tables written: {written} in {self.seconds:.1f}s"
+        )
+
+
+def _compressed_table_state(lake: Lake, table: str) -> tuple[tuple | None, int, int, int]:
+    """(build columns shared by every row, or None when missing, mixed or empty; blocks; arcs;
+    bits) of a compressed table, in one small aggregation."""
+    if not lake.exists(table):
+        return None, 0, 0, 0
+    df = lake.read(table)
+    arcs = F.sum(S.ARC_COUNT) if S.ARC_COUNT in df.columns else F.lit(0)
+    rows = (df.groupBy(*S.COMPRESSION_BUILD_COLUMNS)
+            .agg(F.count(F.lit(1)).alias("blocks"), arcs.alias("arcs"), F.sum(S.BIT_LENGTH).alias("bits"))
+            .limit(2).collect())
+    if len(rows) != 1:
+        return None, 0, 0, 0
+    row = rows[0]
+    return tuple(row[c] for c in S.COMPRESSION_BUILD_COLUMNS), int(row["blocks"]), int(row["arcs"]), int(row["bits"])
+
+
+def compress_step(spark: SparkSession, config: Config) -> CompressReport:
+    """Encode the lake's ``links`` into ``links_compressed_forward``, ``links_compressed_reverse``
+    and their offsets index ``links_compressed_offsets`` (one overwrite commit each).
+
+    A table already built from the current ``links`` version with the current ``compress``
+    parameters is left alone, so a re-run changes nothing and a run killed between two commits is
+    completed by the next one.  Links whose page ids the codec cannot store (outside
+    ``[0, 2**62)``) go to ``rejects`` as INVALID_VALUE.
+    """
+    from linkgraph.compress import build as CB
+
+    started = time.monotonic()
+    lake = Lake(spark, config.lake)
+    if not lake.exists(S.LINKS_TABLE):
+        raise readers.InputSchemaError(f"table '{S.LINKS_TABLE}' not found in lake {lake.config.path}: run ingest first")
+    cc = config.compress
+    version = lake.version(S.LINKS_TABLE)
+    report = CompressReport(links_version=version)
+    wanted = (version, cc.block_size, cc.window_size, cc.max_ref_count, cc.min_interval_length, cc.residual_code)
+    links = lake.read(S.LINKS_TABLE).select(S.SRC_ID, S.DST_ID)
+    tables = (S.LINKS_COMPRESSED_FORWARD_TABLE, S.LINKS_COMPRESSED_REVERSE_TABLE, S.LINKS_COMPRESSED_OFFSETS_TABLE)
+    states = {table: _compressed_table_state(lake, table) for table in tables}
+    if any(state[0] is None for state in states.values()) and not links.limit(1).count():
+        # no links: empty tables are the up-to-date result (they carry no build row to compare)
+        stale = [t for t in tables if not lake.exists(t) or states[t][0] is not None]
+    else:
+        stale = [t for t in tables if states[t][0] != wanted]
+
+    totals = {t: states[t][1:] for t in tables}
+    encoded: dict[str, DataFrame] = {}
+    if stale:
+        bad = links.where(~CB.encodable(links))
+        report.rejected = bad.count()
+        if report.rejected:
+            detail = f"page id outside [0, {CB.MAX_PAGE_ID}]: cannot be compressed"
+            raw = bad.select(
+                F.col(S.SRC_ID).cast("string").alias(S.FROM_URL), F.col(S.DST_ID).cast("string").alias(S.TO_URL),
+                *[F.lit(None).cast("string").alias(c) for c in S.OPTIONAL_EDGE_COLUMNS],
+                F.lit(S.Reason.INVALID_VALUE).alias(S.REASON), F.lit(detail).alias(S.DETAIL),
+            )
+            lake.ensure(S.REJECTS_TABLE, S.REJECTS)
+            write_rejects(lake, I.reject_rows(raw, f"{lake.location(S.LINKS_TABLE)}@v{version}"))
+        good = links.where(CB.encodable(links))
+        need = {
+            S.FORWARD: S.LINKS_COMPRESSED_FORWARD_TABLE in stale or S.LINKS_COMPRESSED_OFFSETS_TABLE in stale,
+            S.REVERSE: S.LINKS_COMPRESSED_REVERSE_TABLE in stale or S.LINKS_COMPRESSED_OFFSETS_TABLE in stale,
+        }
+        offsets_bits = 0
+        for direction, table in ((S.FORWARD, S.LINKS_COMPRESSED_FORWARD_TABLE), (S.REVERSE, S.LINKS_COMPRESSED_REVERSE_TABLE)):
+            if not need[direction]:
+                continue
+            arcs = CB.arcs_by_block(good, direction, cc.block_size)
+            encoded[direction] = CB.encode_blocks(arcs, cc, version).persist(StorageLevel.MEMORY_AND_DISK)
+            blocks, arc_count, bits, direction_offsets_bits = encoded[direction].agg(
+                F.count(F.lit(1)), F.coalesce(F.sum(S.ARC_COUNT), F.lit(0)), F.coalesce(F.sum(S.BIT_LENGTH), F.lit(0)),
+                F.coalesce(F.sum("offsets_bit_length"), F.lit(0))).first()
+            totals[table] = (int(blocks), int(arc_count), int(bits))
+            offsets_bits += int(direction_offsets_bits)
+            if table in stale:
+                lake.overwrite(table, CB.block_rows(encoded[direction]))
+                report.tables_written.append(table)
+        if S.LINKS_COMPRESSED_OFFSETS_TABLE in stale:
+            offsets = CB.offsets_rows(encoded[S.FORWARD], S.FORWARD).unionByName(
+                CB.offsets_rows(encoded[S.REVERSE], S.REVERSE))
+            lake.overwrite(S.LINKS_COMPRESSED_OFFSETS_TABLE, offsets)
+            report.tables_written.append(S.LINKS_COMPRESSED_OFFSETS_TABLE)
+            totals[S.LINKS_COMPRESSED_OFFSETS_TABLE] = (0, 0, offsets_bits)
+
+    report.forward_blocks, report.arcs, report.forward_bits = totals[S.LINKS_COMPRESSED_FORWARD_TABLE]
+    report.reverse_blocks, _, report.reverse_bits = totals[S.LINKS_COMPRESSED_REVERSE_TABLE]
+    report.offsets_bits = totals[S.LINKS_COMPRESSED_OFFSETS_TABLE][2]
+    for cached in encoded.values():
+        cached.unpersist()
+    report.seconds = time.monotonic() - started
+    log.info(report.summary())
+    return report

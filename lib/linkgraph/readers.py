@@ -158,3 +158,8 @@ def read_gml(spark: SparkSession, path: str) -> DataFrame:
         rows.append((labels.get(attrs.get("source")), labels.get(attrs.get("target"))))
     edges = spark.createDataFrame(rows, StructType([S.RAW_EDGE_RECORD[S.FROM_URL], S.RAW_EDGE_RECORD[S.TO_URL]]))
     return to_raw_edges(edges)
+
+
+# --- crawl inputs: WARC/WAT files and Common Crawl graphs, read by linkgraph.crawl ---------------
+CRAWL_FORMATS = ("warc", "wat", "ccgraph")
+FORMATS = FORMATS + CRAWL_FORMATS

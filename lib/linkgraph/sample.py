@@ -65,6 +65,7 @@ import os
 import random
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from datetime import datetime, timedelta, timezone
 from typing import Iterable
 
@@ -1064,6 +1065,40 @@ def write_edges_jsonl(edges: Iterable[dict], path: str | os.PathLike) -> int:
 def write_pages_jsonl(pages: Iterable[dict], path: str | os.PathLike) -> int:
     """Page signals as JSON Lines; returns the count."""
     return write_jsonl(pages, path)
+
+
+SAMPLE_SEEDS = ("https://www.acme-corp.com/", "https://jobs.example-board.com/")
+
+
+def write_sitemaps_xml(sitemaps: Iterable[dict], directory: str | os.PathLike, base_url: str = "https://sitemaps.example/") -> list[str]:
+    """Sitemap entries as sitemaps.org XML: one file per host (every second one gzipped) and a
+    ``sitemap-index.xml`` listing them; an entry's absent priority/lastmod/changefreq stays
+    absent.  Returns the file names written, index last."""
+    import gzip
+    from xml.sax.saxutils import escape
+
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    by_host: dict[str, list[dict]] = {}
+    for row in sitemaps:
+        by_host.setdefault(row["url"].split("/")[2], []).append(row)
+    names = []
+    for i, (host, rows) in enumerate(sorted(by_host.items())):
+        lines = ['<?xml version="1.0" encoding="UTF-8"?>', '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">']
+        for row in rows:
+            fields = [f"<loc>{escape(row['url'])}</loc>"]
+            fields += [f"<{key}>{escape(str(row[key]))}</{key}>" for key in ("lastmod", "changefreq", "priority")
+                       if row.get(key) is not None]
+            lines.append(f"  <url>{''.join(fields)}</url>")
+        lines.append("</urlset>\n")
+        data = "\n".join(lines).encode("utf-8")
+        name = f"sitemap-{host.encode('idna').decode('ascii')}.xml" + (".gz" if i % 2 else "")
+        (directory / name).write_bytes(gzip.compress(data, mtime=0) if i % 2 else data)
+        names.append(name)
+    index = ['<?xml version="1.0" encoding="UTF-8"?>', '<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">']
+    index += [f"  <sitemap><loc>{escape(base_url + name)}</loc></sitemap>" for name in names]
+    (directory / "sitemap-index.xml").write_text("\n".join(index + ["</sitemapindex>\n"]), encoding="utf-8")
+    return names + ["sitemap-index.xml"]
 
 
 def write_sitemaps_jsonl(sitemaps: Iterable[dict], path: str | os.PathLike) -> int:

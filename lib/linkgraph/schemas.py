@@ -126,6 +126,12 @@ class Reason:
     MALFORMED_RECORD = "MALFORMED_RECORD"
     SELF_LINK = "SELF_LINK"
     DUPLICATE_MERGED = "DUPLICATE_MERGED"
+    UNSAFE_XML = "UNSAFE_XML"
+    # crawl inputs (WARC/WAT): records that cannot be read or parsed
+    TRUNCATED_RECORD = "TRUNCATED_RECORD"
+    NON_HTML = "NON_HTML"
+    UNDECODABLE_CHARSET = "UNDECODABLE_CHARSET"
+    OVERSIZED_PAGE = "OVERSIZED_PAGE"
 
 
 # --- ranking ---------------------------------------------------------------------------------
@@ -331,6 +337,71 @@ SYNDICATION_NETWORKS = StructType(
     ]
 )
 
+# --- sitemaps, external authority, seed scores, scope and frontier ------------------------------
+PRIORITY = "priority"
+LASTMOD = "lastmod"
+CHANGEFREQ = "changefreq"
+SITEMAP = "sitemap"
+
+SITEMAPS = StructType(
+    [
+        StructField(URL, StringType(), False),          # canonical, like pages.url
+        StructField(PRIORITY, DoubleType(), False),     # 0.0-1.0; 0.5 when the entry gives none
+        StructField(LASTMOD, TimestampType(), True),    # UTC
+        StructField(CHANGEFREQ, StringType(), True),
+        StructField(SITEMAP, StringType(), False),      # the file the entry came from
+    ]
+)
+
+EXTERNAL_AUTHORITY = StructType(
+    [
+        StructField(DOMAIN, StringType(), False),       # reversed host or registered domain
+        StructField(AUTHORITY, DoubleType(), False),    # normalised to [0, 1]
+        StructField("raw_value", DoubleType(), True),   # as given (Open PageRank 0-10, harmonic centrality)
+        StructField(SOURCE, StringType(), False),       # openpagerank | ccrank, and the file
+    ]
+)
+
+HOP_DEPTH = "hop_depth"
+SEED_SCORE = "seed_score"
+SCOPE_SCORE = "scope_score"
+IN_SCOPE = "in_scope"
+
+SEED_SCORES = StructType(
+    [
+        StructField(RUN_ID, StringType(), False),
+        StructField(PAGE_ID, LongType(), False),
+        StructField(URL, StringType(), True),
+        StructField("in_links", LongType(), False),              # distinct pages linking in
+        StructField("in_links_norm", DoubleType(), False),       # log1p(in_links) / log1p(max in_links)
+        StructField(DOMAIN_AUTHORITY, DoubleType(), False),      # [0, 1], blended with external authority
+        StructField("sitemap_priority", DoubleType(), False),    # [0, 1]
+        StructField(HOP_DEPTH, IntegerType(), True),             # links from the nearest seed; null: unreachable
+        StructField("depth_term", DoubleType(), False),          # 1 / (hop_depth + 1); 0 when unreachable
+        StructField(SEED_SCORE, DoubleType(), False),
+        StructField("domain_hops", IntegerType(), True),         # domain-graph hops from a seed domain
+        StructField("domain_affinity", DoubleType(), False),
+        StructField("depth_factor", DoubleType(), False),        # max(0, 1 - hop_depth / max_depth)
+        StructField(SCOPE_SCORE, DoubleType(), False),
+        StructField(IN_SCOPE, BooleanType(), False),
+    ]
+)
+
+FRONTIER = StructType(
+    [
+        StructField("position", LongType(), False),              # 1 = fetch first
+        StructField(URL, StringType(), False),
+        StructField(PAGE_ID, LongType(), False),
+        StructField("priority_source", StringType(), False),     # seed_score | pagerank | personalized_pagerank | reward
+        StructField(PRIORITY, DoubleType(), False),
+        StructField(SEED_SCORE, DoubleType(), False),
+        StructField(SCOPE_SCORE, DoubleType(), False),
+        StructField(HOP_DEPTH, IntegerType(), True),
+        StructField("domain_affinity", DoubleType(), False),
+        StructField(RUN_ID, StringType(), False),
+    ]
+)
+
 # --- page flags (one row per page per rank run) -------------------------------------------------
 IMPORTANT = "important"
 ORPHAN = "orphan"
@@ -373,3 +444,99 @@ DOMAIN_AUTHORITY_TABLE = "domain_authority"
 LINK_FARMS_TABLE = "link_farms"
 SYNDICATION_NETWORKS_TABLE = "syndication_networks"
 PAGE_FLAGS_TABLE = "page_flags"
+SITEMAPS_TABLE = "sitemaps"
+EXTERNAL_AUTHORITY_TABLE = "external_authority"
+SEED_SCORES_TABLE = "seed_scores"
+FRONTIER_TABLE = "frontier"
+
+# --- compressed link storage (linkgraph compress; linkgraph.compress) --------------------------
+BLOCK_ID = "block_id"
+FIRST_ID = "first_id"
+NODE_COUNT = "node_count"
+ARC_COUNT = "arc_count"
+BIT_LENGTH = "bit_length"
+DATA = "data"
+OFFSETS = "offsets"
+DIRECTION = "direction"
+LINKS_VERSION = "links_version"
+BLOCK_SIZE = "block_size"
+WINDOW_SIZE = "window_size"
+MAX_REF_COUNT = "max_ref_count"
+MIN_INTERVAL_LENGTH = "min_interval_length"
+RESIDUAL_CODE = "residual_code"
+FORWARD = "forward"
+REVERSE = "reverse"
+
+# What a compressed table was built from and how: equal in every row of one build.
+COMPRESSION_BUILD_COLUMNS = (LINKS_VERSION, BLOCK_SIZE, WINDOW_SIZE, MAX_REF_COUNT, MIN_INTERVAL_LENGTH, RESIDUAL_CODE)
+
+_COMPRESSION_BUILD_FIELDS = [
+    StructField(LINKS_VERSION, LongType(), False),          # Delta version of `links` encoded
+    StructField(BLOCK_SIZE, LongType(), False),             # page ids per block
+    StructField(WINDOW_SIZE, IntegerType(), False),
+    StructField(MAX_REF_COUNT, IntegerType(), False),
+    StructField(MIN_INTERVAL_LENGTH, IntegerType(), False),
+    StructField(RESIDUAL_CODE, StringType(), False),        # gamma | delta | zetaK
+]
+
+# One row per block of page ids [first_id, first_id + node_count): the successor lists (forward:
+# dst ids of each src; reverse: src ids of each dst) as one Boldi-Vigna (WebGraph BVGraph) bit
+# stream, most significant bit first, `bit_length` bits long.  `first_id = block_id * block_size`;
+# `node_count` ends at the block's last page with a list, later ids of the range have none.
+COMPRESSED_LINKS = StructType(
+    [
+        StructField(BLOCK_ID, LongType(), False),
+        StructField(FIRST_ID, LongType(), False),
+        StructField(NODE_COUNT, LongType(), False),
+        StructField(ARC_COUNT, LongType(), False),
+        StructField(BIT_LENGTH, LongType(), False),
+        StructField(DATA, BinaryType(), False),
+        *_COMPRESSION_BUILD_FIELDS,
+    ]
+)
+
+# The offsets index: per (direction, block) the bit offset of every list in the block's stream
+# (node_count + 1 values, the last one the stream length), as gamma-coded gaps exactly like
+# WebGraph's `.offsets` file; `bit_length` is the length of this offsets stream.
+COMPRESSED_OFFSETS = StructType(
+    [
+        StructField(DIRECTION, StringType(), False),        # forward | reverse
+        StructField(BLOCK_ID, LongType(), False),
+        StructField(FIRST_ID, LongType(), False),
+        StructField(NODE_COUNT, LongType(), False),
+        StructField(BIT_LENGTH, LongType(), False),
+        StructField(OFFSETS, BinaryType(), False),
+        *_COMPRESSION_BUILD_FIELDS,
+    ]
+)
+
+LINKS_COMPRESSED_FORWARD_TABLE = "links_compressed_forward"
+LINKS_COMPRESSED_REVERSE_TABLE = "links_compressed_reverse"
+LINKS_COMPRESSED_OFFSETS_TABLE = "links_compressed_offsets"
+
+# --- crawl inputs (WARC / WAT extraction, linkgraph.crawl) ------------------------------------
+ROW_KIND = "row_kind"
+RECORD_ID = "record_id"
+FILE = "file"
+LINK_COUNT = "link_count"
+
+# What extraction emits per WARC/WAT file (``linkgraph.crawl.extract``): one record row per record
+# read (row_kind page | redirect | skipped | rejected) plus one ``edge`` row per link found.  Edge
+# rows carry the raw edge record; page rows the page_signals values; rejected rows reason/detail.
+CRAWL_EXTRACT = StructType(
+    [
+        StructField(ROW_KIND, StringType(), False),
+        StructField(FILE, StringType(), True),
+        StructField(RECORD_ID, StringType(), True),
+        StructField("record_offset", LongType(), True),        # byte offset of the record in its file
+        *RAW_EDGE_RECORD.fields,
+        StructField(REASON, StringType(), True),
+        StructField(DETAIL, StringType(), True),
+        StructField(URL, StringType(), True),
+        StructField(TITLE, StringType(), True),
+        StructField(TEXT, StringType(), True),
+        StructField(FEED_LINKS, ArrayType(StringType()), True),
+        StructField(FETCHED_AT, TimestampType(), True),
+        StructField(LINK_COUNT, IntegerType(), True),
+    ]
+)

@@ -1,0 +1,17 @@
+"""spark-submit entry point: ``linkgraph compress``.
+
+    spark-submit --packages io.delta:delta-spark_4.2_2.13:4.4.0 jobs/compress.py \
+        --conf conf/cluster.yaml --lake s3a://crawl-lake/linkgraph
+"""
+
+import sys
+
+from linkgraph.cli import main as cli_main
+
+
+def main(argv: list[str] | None = None) -> int:
+    return cli_main(["compress", *(sys.argv[1:] if argv is None else argv)])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,266 @@
+"""Reading WARC files record by record with FastWARC, never raising on bad data.
+
+:func:`read_records` yields a :class:`WarcRecord` for every record it could read completely and a
+:class:`ReadProblem` for everything else, so that a caller can count and reject instead of
+crashing:
+
+* a record whose block is shorter than its ``Content-Length`` (file cut inside the record)
+  -> ``TRUNCATED_RECORD`` with its record id;
+* bytes after the last complete record that are not a readable record (file cut inside the next
+  record's headers, or inside its gzip member) -> ``TRUNCATED_RECORD`` with their offset;
+* data that cannot be decompressed or parsed in the middle of a file -> ``MALFORMED_RECORD``; the
+  reader then skips to the next gzip member that decompresses to a ``WARC/`` header and goes on
+  (per-record gzip, the norm for WARC files), or gives up on the rest of the file (reported).
+
+Offsets are byte offsets in the file as stored (compressed offsets for gzip files).  FastWARC reads
+WARC/1.0 and /1.1 and, leniently, WARC/0.17 and /0.18 headers; uncompressed, gzip, zstd and lz4
+streams are detected from their first bytes.
+"""
+
+from __future__ import annotations
+
+import io
+import zlib
+from dataclasses import dataclass
+from datetime import datetime
+from typing import BinaryIO, Callable, Iterator
+
+from fastwarc.warc import ArchiveIterator
+
+TRUNCATED_RECORD = "TRUNCATED_RECORD"
+MALFORMED_RECORD = "MALFORMED_RECORD"
+
+GZIP_MAGIC = b"\x1f\x8b\x08"
+_SCAN_BLOCK = 1 << 20
+
+
+@dataclass
+class WarcRecord:
+    """One complete record.  ``payload`` is the HTTP body for records with an HTTP message
+    (response/request), else the whole block; ``None`` when the block is larger than the size
+    limit (then it was not read, and ``content_length`` says how large it is)."""
+
+    offset: int
+    record_type: str                      # warcinfo | response | request | metadata | ...
+    record_id: str | None
+    target_uri: str | None
+    date: datetime | None                 # WARC-Date, timezone-aware UTC
+    content_type: str | None              # the WARC Content-Type of the block
+    content_length: int                   # length of the payload as declared
+    http_status: int | None
+    http_headers: dict[str, str]          # lower-case names; empty when not HTTP
+    payload: bytes | None
+
+
+@dataclass
+class ReadProblem:
+    """Something that could not be read: a reason code, the record id when known, the offset."""
+
+    offset: int
+    reason: str
+    detail: str
+    record_id: str | None = None
+    target_uri: str | None = None
+
+
+Opener = Callable[[], BinaryIO]
+
+
+def _header(record, name: str) -> str | None:
+    value = record.headers.get(name)
+    return value.strip() if value else None
+
+
+def _target_uri(record) -> str | None:
+    uri = _header(record, "WARC-Target-URI")
+    if uri and uri.startswith("<") and uri.endswith(">"):  # WARC/0.17 and some 1.0 writers
+        uri = uri[1:-1].strip()
+    return uri or None
+
+
+def _record_date(record) -> datetime | None:
+    try:
+        return record.record_date
+    except (ValueError, OSError):
+        return None
+
+
+def _http_headers(record) -> tuple[int | None, dict[str, str]]:
+    if not record.is_http or record.http_headers is None:
+        return None, {}
+    headers = record.http_headers
+    status = headers.status_code
+    # first occurrence wins, as browsers do for Location / Content-Type
+    values: dict[str, str] = {}
+    for name, value in headers.items():
+        values.setdefault(name.lower(), value)
+    return (int(status) if status else None), values
+
+
+def _member_end(stream: BinaryIO, start: int) -> int | None:
+    """End offset of the gzip member starting at ``start``, or ``None`` if it does not end
+    (cut off or corrupt)."""
+    stream.seek(start)
+    inflater = zlib.decompressobj(wbits=31)
+    consumed = start
+    while not inflater.eof:
+        chunk = stream.read(_SCAN_BLOCK)
+        if not chunk:
+            return None
+        try:
+            inflater.decompress(chunk)
+        except zlib.error:
+            return None
+        consumed += len(chunk)
+    return consumed - len(inflater.unused_data)
+
+
+def _plain_record_end(stream: BinaryIO, start: int, block_length: int) -> int | None:
+    """End offset of an uncompressed record: headers, blank line, block, CRLF CRLF."""
+    stream.seek(start)
+    head = stream.read(65536)
+    cut = head.find(b"\r\n\r\n")
+    if cut < 0:
+        return None
+    return start + cut + 4 + block_length + 4
+
+
+def _starts_warc_member(stream: BinaryIO, offset: int) -> bool:
+    stream.seek(offset)
+    try:
+        return zlib.decompressobj(wbits=31).decompress(stream.read(4096), 16).startswith(b"WARC/")
+    except zlib.error:
+        return False
+
+
+def _next_warc_member(stream: BinaryIO, after: int) -> int | None:
+    """Offset of the first gzip member at or after ``after`` that begins a WARC record."""
+    position = after
+    while True:
+        stream.seek(position)
+        block = stream.read(_SCAN_BLOCK + len(GZIP_MAGIC))
+        if len(block) < len(GZIP_MAGIC):
+            return None
+        hit = block.find(GZIP_MAGIC)
+        while hit >= 0:
+            if _starts_warc_member(stream, position + hit):
+                return position + hit
+            hit = block.find(GZIP_MAGIC, hit + 1)
+        position += _SCAN_BLOCK
+
+
+def _size(stream: BinaryIO) -> int:
+    return stream.seek(0, io.SEEK_END)
+
+
+def read_records(open_stream: Opener, max_payload_bytes: int) -> Iterator[WarcRecord | ReadProblem]:
+    """Every record of one WARC file, in file order; see the module docstring.
+
+    ``open_stream`` returns a new seekable binary stream of the file each time it is called.
+    Payloads longer than ``max_payload_bytes`` are not read (``payload`` is ``None``).
+    """
+    with open_stream() as probe:
+        size = _size(probe)
+        probe.seek(0)
+        is_gzip = probe.read(2) == GZIP_MAGIC[:2]
+    start = 0
+    while start < size:
+        resume = yield from _read_from(open_stream, start, size, is_gzip, max_payload_bytes)
+        if resume is None:
+            return
+        start = resume
+
+
+def _read_from(open_stream: Opener, start: int, size: int, is_gzip: bool, max_payload_bytes: int):
+    """Read records from ``start``; returns where to resume after unreadable data, or None.
+
+    Each record is held back until the next one has been read: the last record of a file cut off
+    inside its headers looks complete to FastWARC, so its end is checked against the file first.
+    """
+    pending: WarcRecord | None = None
+    last_offset = None          # offset of the last record whose block was read
+    current_id = None
+    base = None                 # FastWARC's stream_pos is the stream's tell(); tolerate relative ones
+    with open_stream() as stream:
+        stream.seek(start)
+        try:
+            for record in ArchiveIterator(stream, parse_http=True, auto_decode="none"):
+                if base is None:
+                    base = 0 if record.stream_pos == start else start
+                offset = base + record.stream_pos
+                current_id = record.record_id
+                status, headers = _http_headers(record)
+                length = record.content_length
+                payload = None
+                if length <= max_payload_bytes:
+                    payload = record.reader.read()
+                if pending is not None:
+                    yield pending
+                    pending = None
+                last_offset, current_id = offset, None
+                if payload is not None and len(payload) < length:
+                    yield ReadProblem(
+                        offset, TRUNCATED_RECORD,
+                        f"{record.record_type} record {record.record_id} at offset {offset}: block cut off "
+                        f"after {len(payload)} of {length} payload bytes",
+                        record.record_id, _target_uri(record),
+                    )
+                    return None
+                pending = WarcRecord(
+                    offset=offset,
+                    record_type=str(record.record_type),
+                    record_id=record.record_id,
+                    target_uri=_target_uri(record),
+                    date=_record_date(record),
+                    content_type=_header(record, "Content-Type"),
+                    content_length=length,
+                    http_status=status,
+                    http_headers=headers,
+                    payload=payload,
+                )
+                pending_block_length = int(_header(record, "Content-Length") or 0)
+        except (OSError, ValueError, EOFError) as exc:
+            if pending is not None:
+                yield pending
+            return (yield from _skip_unreadable(stream, start, last_offset, is_gzip, current_id, exc))
+        if pending is None:
+            if start < size:
+                yield ReadProblem(start, TRUNCATED_RECORD,
+                                  f"{size - start} bytes at offset {start} hold no readable WARC record")
+            return None
+        end = (_member_end(stream, pending.offset) if is_gzip
+               else _plain_record_end(stream, pending.offset, pending_block_length))
+        if end is None or end > size:
+            yield ReadProblem(pending.offset, TRUNCATED_RECORD,
+                              f"{pending.record_type} record {pending.record_id} at offset {pending.offset}: "
+                              f"the file ends inside the record", pending.record_id, pending.target_uri)
+            return None
+        yield pending
+        stream.seek(end)
+        if end < size and stream.read(64).strip(b"\r\n\0 "):
+            yield ReadProblem(end, TRUNCATED_RECORD,
+                              f"{size - end} bytes at offset {end} after the last complete record are not a "
+                              f"readable record (file cut off inside a record's headers?)")
+    return None
+
+
+def _skip_unreadable(stream: BinaryIO, start: int, last_offset: int | None, is_gzip: bool,
+                     record_id: str | None, exc: Exception):
+    """Report unreadable data and find the next readable gzip member (or give up)."""
+    size = _size(stream)
+    failing = start
+    if last_offset is not None and is_gzip:
+        failing = _member_end(stream, last_offset) or last_offset
+    elif last_offset is not None:
+        failing = last_offset
+    resume = _next_warc_member(stream, failing + 1) if is_gzip else None
+    which = f"record {record_id}" if record_id else "data"
+    if resume is None:
+        yield ReadProblem(failing, MALFORMED_RECORD,
+                          f"unreadable {which} at offset {failing} ({exc}); the remaining {size - failing} bytes "
+                          f"hold no readable record", record_id)
+        return None
+    yield ReadProblem(failing, MALFORMED_RECORD,
+                      f"unreadable {which} at offset {failing} ({exc}); skipped {resume - failing} bytes to the next "
+                      f"readable record at offset {resume}", record_id)
+    return resume

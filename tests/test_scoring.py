@@ -1,0 +1,197 @@
+"""Sitemaps, seed scores, scope decisions and the frontier."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+
+import pytest
+from pyspark.sql import functions as F
+from pyspark.testing import assertDataFrameEqual
+
+from linkgraph import schemas as S
+from linkgraph.config import config_from_dict
+from linkgraph.io.delta import Lake
+from linkgraph.pipeline import analyze_step, ingest_sitemaps_step, ingest_step, scores_step
+from linkgraph.scoring import domain_affinity
+from linkgraph.sitemaps import parse_lastmod, parse_sitemap
+from conftest import shared_file
+
+NS = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'
+
+
+def urlset(*entries: str) -> bytes:
+    return f'<?xml version="1.0"?><urlset {NS}>{"".join(entries)}</urlset>'.encode()
+
+
+def by_kind(rows, kind):
+    return [r for r in rows if r["kind"] == kind]
+
+
+# --- sitemap parsing (no Spark) -----------------------------------------------------------------
+
+def test_sitemap_entries_default_priority_and_reject_bad_values():
+    rows = parse_sitemap(urlset(
+        "<url><loc>https://Example.com/a#x</loc><lastmod>2026-03-01</lastmod><changefreq>Daily</changefreq></url>",
+        "<url><loc>https://example.com/b</loc><priority>0.8</priority><lastmod>2026-03-01T10:00:00+02:00</lastmod></url>",
+        "<url><loc>https://example.com/c</loc><priority>1.5</priority></url>",
+        "<url><loc>https://example.com/d</loc><priority>high</priority></url>",
+        "<url><loc>https://example.com/e</loc><lastmod>yesterday</lastmod></url>",
+        "<url><loc>https://example.com/f</loc><changefreq>sometimes</changefreq></url>",
+        "<url><priority>0.3</priority></url>",
+        "<url><loc>ftp://example.com/g</loc></url>",
+    ), "s.xml")
+    entries = {r["url"]: (r["priority"], r["lastmod"], r["changefreq"]) for r in by_kind(rows, "entry")}
+    assert entries == {
+        "https://example.com/a": (0.5, parse_lastmod("2026-03-01"), "daily"),
+        "https://example.com/b": (0.8, parse_lastmod("2026-03-01T08:00:00Z"), None),
+    }
+    assert [(r["reason"], r["raw"]) for r in by_kind(rows, "reject")] == [
+        ("INVALID_VALUE", "https://example.com/c"), ("INVALID_VALUE", "https://example.com/d"),
+        ("MALFORMED_TIMESTAMP", "https://example.com/e"), ("INVALID_VALUE", "https://example.com/f"),
+        ("NULL_FIELD", None), ("UNSUPPORTED_SCHEME", "ftp://example.com/g"),
+    ]
+
+
+def test_sitemap_index_gzip_and_broken_files():
+    index = f'<sitemapindex {NS}><sitemap><loc>https://x.example.com/s1.xml.gz</loc></sitemap></sitemapindex>'.encode()
+    assert [r["raw"] for r in by_kind(parse_sitemap(index, "i.xml"), "child")] == ["https://x.example.com/s1.xml.gz"]
+    gz = gzip.compress(urlset("<url><loc>https://x.example.com/p</loc></url>"))
+    assert [r["url"] for r in parse_sitemap(gz, "s1.xml.gz")] == ["https://x.example.com/p"]
+    truncated = parse_sitemap(gz[: len(gz) // 2], "cut.xml.gz")
+    assert [r["reason"] for r in truncated] == ["MALFORMED_RECORD"]
+    assert [r["reason"] for r in parse_sitemap(b"<urlset><url><loc>x</loc></urlset>", "bad.xml")] == ["MALFORMED_RECORD"]
+    assert [r["reason"] for r in parse_sitemap(b"<html><body/></html>", "page.xml")] == ["MALFORMED_RECORD"]
+    assert [r["reason"] for r in parse_sitemap(urlset("<url><loc>https://x.example.com/big</loc></url>"), "big.xml",
+                                               max_bytes=50)] == ["OVERSIZED_FIELD"]
+
+
+def test_xml_bombs_and_external_entities_are_rejected_unexpanded():
+    laughs = b"""<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol">
+      <!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">
+      <!ENTITY lol3 "&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;">]>
+      <urlset><url><loc>&lol3;</loc></url></urlset>"""
+    xxe = b"""<?xml version="1.0"?><!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]>
+      <urlset><url><loc>&e;</loc></url></urlset>"""
+    for bomb in (laughs, xxe):
+        rows = parse_sitemap(bomb, "bomb.xml")
+        assert [r["reason"] for r in rows] == ["UNSAFE_XML"]
+        assert "root:" not in (rows[0]["detail"] or "")
+    zip_bomb = gzip.compress(b"<urlset>" + b" " * 5_000_000 + b"</urlset>")
+    assert [r["reason"] for r in parse_sitemap(zip_bomb, "zip-bomb.xml.gz", max_bytes=1_000_000)] == ["OVERSIZED_FIELD"]
+
+
+def test_real_spark_sitemap_excerpt_defaults_missing_priorities():
+    rows = parse_sitemap(shared_file("sitemaps/spark.apache.org-sitemap-excerpt.xml").read_bytes(), "spark.xml")
+    entries = by_kind(rows, "entry")
+    assert len(entries) == len(rows) == 38
+    assert sorted(r["priority"] for r in entries).count(1.0) == 27
+    assert sorted(r["priority"] for r in entries).count(0.5) == 11
+    assert all(r["lastmod"] is None and r["changefreq"] in ("daily", "weekly") for r in entries)
+
+
+def test_domain_affinity_table_of_the_design(spark):
+    rows = [(True, 0), (False, 0), (False, 1), (False, None)]  # seed host, registered domain, 1 hop, 2+ hops
+    df = spark.createDataFrame(rows, "_seed_host boolean, domain_hops int")
+    affinity = {"seed_host": 1.0, "registered_domain": 0.8, "one_hop": 0.3, "farther": 0.1}
+    got = {strategy: [r[0] for r in df.select(domain_affinity(strategy, affinity)).collect()]
+           for strategy in ("linked_domains", "registered_domain", "host")}
+    assert got == {"linked_domains": [1.0, 0.8, 0.3, 0.1], "registered_domain": [1.0, 0.8, 0.0, 0.0],
+                   "host": [1.0, 0.0, 0.0, 0.0]}
+
+
+# --- seed scores and scope on a hand-built graph ---------------------------------------------------
+
+def _edge(src, dst):
+    return {"from_url": f"http://{src}", "to_url": f"http://{dst}"}
+
+
+@pytest.fixture(scope="module")
+def scored(spark, tmp_path_factory):
+    """seed.com/ -> a -> target (depth 2; 3 in-links: a, x.org/1, x.org/2); seed.com/ -> p1..p9
+    -> hub.net/h (9 in-links, the maximum); seed.com/ -> blog.seed.com/page and linked.org/page
+    (depth 1); linked.org/page -> far.net/x (depth 2, two domain hops).  Sitemap: target 0.8."""
+    work = tmp_path_factory.mktemp("scores")
+    edges = [_edge("seed.com/", "seed.com/a"), _edge("seed.com/a", "seed.com/target"),
+             _edge("x.org/1", "seed.com/target"), _edge("x.org/2", "seed.com/target"),
+             _edge("seed.com/", "blog.seed.com/page"), _edge("seed.com/", "linked.org/page"),
+             _edge("linked.org/page", "far.net/x")]
+    edges += [_edge("seed.com/", f"seed.com/p{i}") for i in range(1, 10)]
+    edges += [_edge(f"seed.com/p{i}", "hub.net/h") for i in range(1, 10)]
+    (work / "edges.jsonl").write_text("".join(json.dumps(e) + "\n" for e in edges))
+    (work / "sitemaps").mkdir()
+    (work / "sitemaps" / "sitemap.xml").write_bytes(urlset(
+        "<url><loc>http://seed.com/target</loc><priority>0.8</priority></url>",
+        "<url><loc>http://seed.com/never-linked</loc></url>"))
+    (work / "sitemaps" / "broken.xml").write_bytes(b"<urlset><url>")
+    config = config_from_dict({"lake": {"path": str(work / "lake")}, "scores": {"seeds": ["http://seed.com/"]}})
+    ingest_step(spark, config, str(work / "edges.jsonl"), "jsonl")
+    sitemap_report = ingest_sitemaps_step(spark, config, str(work / "sitemaps"))
+    analyze_step(spark, config)
+    lake = Lake(spark, config.lake)
+    # domain authority fixed by hand so the formula can be checked exactly
+    authority = lake.read(S.DOMAIN_AUTHORITY_TABLE).withColumn(
+        S.DOMAIN_AUTHORITY, F.when(F.col(S.DOMAIN) == "com.seed", 0.5).otherwise(0.1))
+    lake.overwrite(S.DOMAIN_AUTHORITY_TABLE, authority.localCheckpoint())
+    report = scores_step(spark, config)
+    rows = {r[S.URL]: r.asDict() for r in lake.read(S.SEED_SCORES_TABLE).where(F.col(S.RUN_ID) == report.run_id).collect()}
+    return config, lake, report, rows, sitemap_report, work
+
+
+def test_sitemaps_table_and_rejects(scored):
+    config, lake, _, _, report, work = scored
+    assert (report.files, report.entries, report.rejected, report.rejected_by_reason) == (2, 2, 1, {"MALFORMED_RECORD": 1})
+    assert {(r[S.URL], r[S.PRIORITY]) for r in lake.read(S.SITEMAPS_TABLE).collect()} == {
+        ("http://seed.com/target", 0.8), ("http://seed.com/never-linked", 0.5)}
+    before = lake.read(S.SITEMAPS_TABLE).collect()
+    rejects_before = lake.read(S.REJECTS_TABLE).count()
+    again = ingest_sitemaps_step(lake.spark, config, str(work / "sitemaps"))
+    assert (again.inserted, again.updated, again.rejected) == (0, 0, 1)
+    assertDataFrameEqual(lake.read(S.SITEMAPS_TABLE), lake.spark.createDataFrame(before, S.SITEMAPS))
+    assert lake.read(S.REJECTS_TABLE).count() == rejects_before
+
+
+def test_seed_score_equals_the_formula_with_every_term_visible(scored):
+    _, _, _, rows, _, _ = scored
+    target = rows["http://seed.com/target"]
+    assert (target["in_links"], target[S.HOP_DEPTH], target[S.DOMAIN_AUTHORITY], target["sitemap_priority"]) == (3, 2, 0.5, 0.8)
+    assert target["in_links_norm"] == pytest.approx(math.log1p(3) / math.log1p(9), abs=1e-12)
+    assert target["depth_term"] == pytest.approx(1 / 3, abs=1e-12)
+    expected = 0.3 * math.log1p(3) / math.log1p(9) + 0.3 * 0.5 + 0.2 * 0.8 + 0.2 / 3
+    assert abs(target[S.SEED_SCORE] - expected) < 1e-9
+    root = rows["http://seed.com/"]
+    assert (root[S.HOP_DEPTH], root["depth_term"], root["in_links"], root["in_links_norm"]) == (0, 1.0, 0, 0.0)
+    assert rows["http://x.org/1"][S.HOP_DEPTH] is None and rows["http://x.org/1"]["depth_term"] == 0.0
+    assert rows["http://hub.net/h"]["in_links_norm"] == 1.0
+
+
+def test_scope_decisions(scored):
+    _, _, _, rows, _, _ = scored
+    linked = rows["http://linked.org/page"]
+    assert (linked["domain_affinity"], linked["depth_factor"]) == (0.3, pytest.approx(0.8))
+    assert linked[S.SCOPE_SCORE] == pytest.approx(0.24) and not linked[S.IN_SCOPE]
+    blog = rows["http://blog.seed.com/page"]
+    assert blog["domain_affinity"] == 0.8 and blog[S.SCOPE_SCORE] == pytest.approx(0.64) and blog[S.IN_SCOPE]
+    assert rows["http://seed.com/a"][S.SCOPE_SCORE] == pytest.approx(0.8)
+    far = rows["http://far.net/x"]
+    assert (far["domain_affinity"], far[S.SCOPE_SCORE], far[S.IN_SCOPE]) == (0.1, pytest.approx(0.06), False)
+    assert rows["http://x.org/1"][S.SCOPE_SCORE] == 0.0  # unreachable from the seed: depth factor 0
+
+
+def test_frontier_holds_in_scope_uncrawled_pages_in_priority_order(scored):
+    _, lake, report, rows, _, _ = scored
+    frontier = [r.asDict() for r in lake.read(S.FRONTIER_TABLE).orderBy("position").collect()]
+    expected = sorted((u for u, r in rows.items() if r[S.IN_SCOPE] and u in
+                       {"http://seed.com/target", "http://blog.seed.com/page"}), key=lambda u: -rows[u][S.SEED_SCORE])
+    assert [r[S.URL] for r in frontier] == expected == ["http://seed.com/target", "http://blog.seed.com/page"]
+    assert [r["position"] for r in frontier] == [1, 2]
+    assert report.frontier == 2
+
+
+def test_scores_rerun_with_same_inputs_writes_nothing(scored, spark):
+    config, lake, _, _, _, _ = scored
+    scores_step(spark, config)  # catch up with anything an earlier test committed to the inputs
+    version = lake.version(S.SEED_SCORES_TABLE)
+    assert scores_step(spark, config).up_to_date
+    assert lake.version(S.SEED_SCORES_TABLE) == version
