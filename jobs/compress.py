@@ -6,7 +6,12 @@
 
 import sys
 
-from linkgraph.cli import main
+from linkgraph.cli import main as cli_main
+
+
+def main(argv: list[str] | None = None) -> int:
+    return cli_main(["compress", *(sys.argv[1:] if argv is None else argv)])
+
 
 if __name__ == "__main__":
-    sys.exit(main(["compress", *sys.argv[1:]]))
+    sys.exit(main())

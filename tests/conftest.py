@@ -79,3 +79,28 @@ def polblogs_lake(spark, tmp_path_factory):
     config = config_from_dict({"lake": {"path": str(tmp_path_factory.mktemp("polblogs") / "lake")}})
     ingest_step(spark, config, str(path), "gml")
     return config
+# --- sample lake (issue 9: notebooks and the standalone-cluster comparison) ---
+@pytest.fixture(scope="session")
+def sample_lake(spark, tmp_path_factory) -> tuple[Path, Path]:
+    """``linkgraph run`` on the built-in sample crawl, once per session: (edges file, lake dir).
+    Shared: tests only read it (copy the directory before writing to it)."""
+    from linkgraph.cli import main
+    from linkgraph.pipeline import sample_input
+
+    root = tmp_path_factory.mktemp("sample-lake")
+    edges = sample_input(root / "input")
+    lake = root / "lake"
+    assert main(["run", "--input", str(edges), "--format", "jsonl", "--lake", str(lake)]) == 0
+    return edges, lake
+
+
+@pytest.fixture(scope="session")
+def dist_dir(tmp_path_factory) -> Path:
+    """``make dist`` into a temporary directory: the wheel and the ``--py-files`` zip."""
+    import subprocess
+
+    out = tmp_path_factory.mktemp("dist")
+    repo = Path(__file__).resolve().parents[1]
+    subprocess.run(["make", "-C", str(repo), "dist", f"DIST={out}", f"PYTHON={sys.executable}"],
+                   check=True, capture_output=True, timeout=600)
+    return out

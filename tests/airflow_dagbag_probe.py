@@ -1,0 +1,82 @@
+"""Run by ``test_airflow_dag.py`` with the Python of Airflow's own environment (``.venv-airflow``):
+load each DAG folder with a real ``DagBag`` while every connection and Variable look-up raises,
+and write, as JSON to a file (one entry per folder), the import errors, the look-ups attempted, each task's operator, upstream tasks
+and retries, and a few template fields rendered for one day.
+
+    .venv-airflow/bin/python tests/airflow_dagbag_probe.py 2026-11-29 report.json jobs/airflow [more folders]
+
+(Airflow logs to standard output, hence the file.)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import json
+import sys
+from types import SimpleNamespace
+from unittest import mock
+
+# (module, class, method): the ways a DAG file could reach a connection or a Variable
+LOOKUPS = (
+    ("airflow.sdk", "BaseHook", "get_connection"),
+    ("airflow.sdk", "Connection", "get"),
+    ("airflow.models.connection", "Connection", "get_connection_from_secrets"),
+    ("airflow.sdk", "Variable", "get"),
+    ("airflow.models.variable", "Variable", "get"),
+)
+RENDERED = ("application", "existing_cluster_id", "application_args", "packages", "py_files", "name", "idempotency_token", "json",
+            "libraries", "run_name")
+
+
+def refusing(name: str, attempts: list[str]):
+    def lookup(*args, **kwargs):
+        attempts.append(f"{name}{args!r}")
+        raise RuntimeError(f"{name} called while parsing the DAG file")
+
+    return lookup
+
+
+def probe(dag_folder: str, day: str) -> dict:
+    attempts: list[str] = []
+    with contextlib.ExitStack() as patches:
+        for module_name, class_name, method in LOOKUPS:
+            try:
+                owner = getattr(importlib.import_module(module_name), class_name)
+            except (ImportError, AttributeError):
+                continue
+            patches.enter_context(mock.patch.object(owner, method, refusing(f"{class_name}.{method}", attempts)))
+        try:
+            from airflow.dag_processing.dagbag import DagBag
+        except ImportError:  # Airflow < 3.1
+            from airflow.models.dagbag import DagBag
+        bag = DagBag(dag_folder=dag_folder)
+
+    report = {"import_errors": {str(k): v for k, v in bag.import_errors.items()}, "lookups": attempts, "dags": {}}
+    for dag_id, dag in bag.dags.items():
+        params = {key: dag.params[key] for key in dag.params}
+        tasks = {}
+        for task in dag.tasks:
+            context = {"ds": day, "ds_nodash": day.replace("-", ""), "params": params, "dag": dag, "task": task,
+                       "ti": SimpleNamespace(try_number=1)}
+            rendered = {field: task.render_template(getattr(task, field), context)
+                        for field in RENDERED if field in task.template_fields and getattr(task, field, None) is not None}
+            tasks[task.task_id] = {
+                "operator": type(task).__name__,
+                "upstream": sorted(task.upstream_task_ids),
+                "retries": task.retries,
+                "conn_id": getattr(task, "_conn_id", None) or getattr(task, "databricks_conn_id", None),
+                "rendered": rendered,
+            }
+        report["dags"][dag_id] = {"schedule": str(dag.schedule), "tasks": tasks}
+    return report
+
+
+def main(day: str, report_path: str, *dag_folders: str) -> None:
+    report = {folder: probe(folder, day) for folder in dag_folders}
+    with open(report_path, "w") as out:
+        json.dump(report, out, default=str)
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:])

@@ -1,0 +1,111 @@
+"""``jobs/airflow/linkgraph_dag.py`` loaded by a real Airflow ``DagBag``.
+
+Airflow lives in its own environment (``.venv-airflow``, from ``jobs/airflow/requirements.txt``):
+its Spark provider installs ``pyspark-client``, which would overwrite the pinned ``pyspark``.  The
+test runs ``tests/airflow_dagbag_probe.py`` with that environment's Python
+(``LINKGRAPH_AIRFLOW_PYTHON`` moves it) and checks what the probe reports.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from importlib.metadata import version
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from linkgraph.packages import DELTA_PACKAGE
+from test_deploy import PIPELINE_COMMANDS, PIPELINE_UPSTREAM
+
+REPO = Path(__file__).resolve().parents[1]
+AIRFLOW_PYTHON = Path(os.environ.get("LINKGRAPH_AIRFLOW_PYTHON", REPO / ".venv-airflow" / "bin" / "python"))
+DAY = "2026-11-29"
+VERSION = version("linkgraph")   # the DAG names make dist's files by it
+
+# A DAG file that looks a connection up while being parsed: the probe must catch it.
+LOOKUP_AT_PARSE_TIME = '''
+from datetime import datetime
+from airflow.sdk import DAG, BaseHook
+from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
+
+master = BaseHook.get_connection("spark_default").host
+with DAG(dag_id="bad", schedule=None, start_date=datetime(2026, 1, 1)):
+    SparkSubmitOperator(task_id="job", application="job.py", conf={"spark.master": master})
+'''
+
+
+@pytest.fixture(scope="module")
+def dagbag_report(tmp_path_factory) -> dict:
+    if not AIRFLOW_PYTHON.is_file():
+        pytest.skip(f"no Airflow environment at {AIRFLOW_PYTHON}: python3 -m venv .venv-airflow && "
+                    ".venv-airflow/bin/pip install -r jobs/airflow/requirements.txt (or set LINKGRAPH_AIRFLOW_PYTHON)")
+    work = tmp_path_factory.mktemp("airflow")
+    bad = work / "bad-dags"
+    bad.mkdir()
+    (bad / "bad_dag.py").write_text(LOOKUP_AT_PARSE_TIME)
+    env = {**os.environ, "AIRFLOW_HOME": str(work / "home"), "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+           "AIRFLOW__CORE__UNIT_TEST_MODE": "True"}
+    report = work / "report.json"
+    result = subprocess.run(
+        [str(AIRFLOW_PYTHON), str(REPO / "tests" / "airflow_dagbag_probe.py"), DAY, str(report),
+         str(REPO / "jobs" / "airflow"), str(bad)],
+        env=env, capture_output=True, text=True, timeout=600,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    found = json.loads(report.read_text())
+    return {"dags": found[str(REPO / "jobs" / "airflow")], "bad": found[str(bad)]}
+
+
+def test_dagbag_loads_both_dags_without_import_errors_or_connection_lookups(dagbag_report):
+    report = dagbag_report["dags"]
+    assert report["import_errors"] == {}
+    assert report["lookups"] == []
+    assert set(report["dags"]) == {"linkgraph", "linkgraph_databricks"}
+
+
+def test_the_probe_catches_a_connection_lookup_at_parse_time(dagbag_report):
+    bad = dagbag_report["bad"]
+    assert bad["lookups"] == ["BaseHook.get_connection('spark_default',)"]
+    (error,) = bad["import_errors"].values()
+    assert "RuntimeError: BaseHook.get_connection called while parsing the DAG file" in error
+
+
+@pytest.mark.parametrize("dag_id", ["linkgraph", "linkgraph_databricks"])
+def test_tasks_run_in_pipeline_order_with_retries(dagbag_report, dag_id):
+    dag = dagbag_report["dags"]["dags"][dag_id]
+    assert dag["schedule"] == "@daily"
+    assert {task_id: set(task["upstream"]) for task_id, task in dag["tasks"].items()} == PIPELINE_UPSTREAM
+    assert all(task["retries"] == 2 for task in dag["tasks"].values())
+
+
+def test_spark_submit_tasks_submit_each_job_file_with_the_days_arguments(dagbag_report):
+    tasks = dagbag_report["dags"]["dags"]["linkgraph"]["tasks"]
+    for task_id, task in tasks.items():
+        rendered = task["rendered"]
+        assert (task["operator"], task["conn_id"]) == ("SparkSubmitOperator", "spark_default")
+        assert rendered["application"] == f"/opt/linkgraph/jobs/{task_id}.py"
+        assert rendered["packages"] == DELTA_PACKAGE
+        assert rendered["py_files"] == f"/opt/linkgraph/dist/linkgraph-{VERSION}-py-files.zip"
+        assert rendered["name"] == f"linkgraph-{task_id}-{DAY}"
+        assert rendered["application_args"][-4:] == ["--conf", "conf/cluster.yaml", "--lake", "s3a://crawl-lake/linkgraph"]
+    assert tasks["ingest"]["rendered"]["application_args"][:4] == ["--input", f"s3a://crawl/edges/{DAY}", "--format", "parquet"]
+    assert tasks["personalized_pagerank"]["rendered"]["application_args"][:2] == ["--topic", "jobs,career,hr"]
+
+
+def test_databricks_tasks_are_wheel_tasks_with_an_idempotency_token_per_task_day_and_try(dagbag_report):
+    tasks = dagbag_report["dags"]["dags"]["linkgraph_databricks"]["tasks"]
+    tokens = set()
+    for task_id, task in tasks.items():
+        rendered = task["rendered"]
+        assert (task["operator"], task["conn_id"]) == ("DatabricksSubmitRunOperator", "databricks_default")
+        wheel_task = rendered["json"]["python_wheel_task"]
+        assert (wheel_task["package_name"], wheel_task["entry_point"]) == ("linkgraph", "linkgraph-job")
+        assert wheel_task["parameters"][0] == PIPELINE_COMMANDS[task_id]
+        assert rendered["libraries"] == [{"whl": f"/Workspace/Shared/linkgraph/dist/linkgraph-{VERSION}-py3-none-any.whl"}]
+        token = rendered["idempotency_token"]
+        assert token == f"linkgraph-{task_id}-{DAY.replace('-', '')}-try1" and len(token) <= 64
+        tokens.add(token)
+    assert len(tokens) == len(tasks)
+    assert f"dbfs:/crawl/edges/{DAY}" in tasks["ingest"]["rendered"]["json"]["python_wheel_task"]["parameters"]

@@ -1,0 +1,143 @@
+"""Deployment artefacts without Spark: the spark-submit entry points, ``make dist``, the wheel
+task entry point, the Databricks bundle and the notebooks' source format."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+
+# job file -> the linkgraph command it runs (the contract of issue 9)
+JOB_COMMANDS = {
+    "ingest": "ingest",
+    "analyze": "analyze",
+    "pagerank": "pagerank",
+    "personalized_pagerank": "pagerank",
+    "scores": "scores",
+    "compress": "compress",
+    "run": "run",
+}
+# the pipeline's dependency order: task -> the tasks it waits for (also asserted for the Airflow DAG)
+PIPELINE_UPSTREAM = {
+    "ingest": set(),
+    "analyze": {"ingest"},
+    "pagerank": {"analyze"},
+    "personalized_pagerank": {"analyze"},
+    "reward": {"analyze"},
+    "scores": {"pagerank", "personalized_pagerank", "reward"},
+    "compress": {"scores"},
+}
+PIPELINE_COMMANDS = {**{k: v for k, v in JOB_COMMANDS.items() if k != "run"}, "reward": "reward"}
+
+
+def load_job(name: str):
+    spec = importlib.util.spec_from_file_location(f"linkgraph_job_{name}", REPO / "jobs" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("job", sorted(JOB_COMMANDS))
+def test_job_entry_point_runs_its_command_with_the_given_arguments(job, monkeypatch):
+    module = load_job(job)
+    calls = []
+    monkeypatch.setattr(module, "cli_main", lambda argv: calls.append(argv) or 0)
+    arguments = ["--lake", "/data/lake", "--conf", "conf/cluster.yaml"]
+    if job == "personalized_pagerank":
+        arguments = ["--topic", "jobs,career", *arguments]
+    assert module.main(arguments) == 0
+    assert calls == [[JOB_COMMANDS[job], *arguments]]
+
+    monkeypatch.setattr(sys, "argv", [f"jobs/{job}.py", *arguments])
+    assert module.main() == 0
+    assert calls[-1] == [JOB_COMMANDS[job], *arguments]
+
+
+def test_personalized_pagerank_refuses_to_run_without_a_teleport_set(monkeypatch, capsys):
+    module = load_job("personalized_pagerank")
+    calls = []
+    monkeypatch.setattr(module, "cli_main", lambda argv: calls.append(argv) or 0)
+    assert module.main(["--lake", "lake"]) == 2
+    assert calls == []
+    assert "--topic" in capsys.readouterr().err
+    assert module.main(["--seeds=https://example.com/", "--lake", "lake"]) == 0
+    assert calls == [["pagerank", "--seeds=https://example.com/", "--lake", "lake"]]
+
+
+def test_wheel_entry_point_fails_the_run_on_a_non_zero_exit_code(monkeypatch, tmp_path, capsys):
+    from linkgraph import wheel_task
+
+    monkeypatch.chdir(tmp_path)   # no conf/local.yaml here: built-in defaults
+    with pytest.raises(SystemExit) as stopped:
+        wheel_task.main(["ingest", "--input", str(tmp_path / "missing.jsonl"), "--lake", str(tmp_path / "lake")])
+    assert stopped.value.code == 2
+    assert "input not found" in capsys.readouterr().err
+    monkeypatch.setattr(wheel_task, "cli_main", lambda argv: 0)
+    assert wheel_task.main(["analyze"]) is None
+
+
+def test_make_dist_builds_the_wheel_and_an_importable_py_files_zip(dist_dir):
+    version = next(line.split('"')[1] for line in (REPO / "pyproject.toml").read_text().splitlines()
+                   if line.startswith("version = "))
+    wheel = dist_dir / f"linkgraph-{version}-py3-none-any.whl"
+    py_files = dist_dir / f"linkgraph-{version}-py-files.zip"
+    assert wheel.is_file() and py_files.is_file()
+
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+        entry_points = archive.read(f"linkgraph-{version}.dist-info/entry_points.txt").decode()
+    package_modules = {str(p.relative_to(REPO / "lib")) for p in (REPO / "lib" / "linkgraph").rglob("*.py")}
+    assert package_modules <= names
+    assert "linkgraph-job = linkgraph.wheel_task:main" in entry_points
+
+    # --py-files puts the zip first on the path: the package must import from inside it
+    probe = f"import sys; sys.path.insert(0, {str(py_files)!r}); import linkgraph.cli, linkgraph.session; print(linkgraph.cli.__file__)"
+    located = subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True, text=True).stdout.strip()
+    assert located.startswith(str(py_files) + "/linkgraph/")
+
+
+def test_databricks_bundle_runs_every_job_as_a_wheel_task_in_pipeline_order():
+    bundle = yaml.safe_load((REPO / "databricks.yml").read_text())
+    job = bundle["resources"]["jobs"]["linkgraph"]
+    tasks = {task["task_key"]: task for task in job["tasks"]}
+    assert set(tasks) == set(PIPELINE_UPSTREAM)
+    for key, task in tasks.items():
+        assert {d["task_key"] for d in task.get("depends_on", [])} == PIPELINE_UPSTREAM[key], key
+        wheel_task = task["python_wheel_task"]
+        assert wheel_task["package_name"] == "linkgraph"
+        assert wheel_task["entry_point"] == "linkgraph-job"
+        parameters = wheel_task["parameters"]
+        assert parameters[0] == PIPELINE_COMMANDS[key]
+        assert "--lake" in parameters and "--conf" in parameters
+        assert task["libraries"] == [{"whl": "./dist/*.whl"}]
+    assert "{{job.parameters.ds}}" in " ".join(tasks["ingest"]["python_wheel_task"]["parameters"])
+    assert "linkgraph-job" in (REPO / "pyproject.toml").read_text()
+    # the bundle's config file loads
+    from linkgraph.config import load_config
+
+    config = load_config(REPO / "conf" / "databricks.yaml")
+    assert config.spark.master is None and config.lake.path == "dbfs:/linkgraph/lake"
+    for notebook_task in bundle["resources"]["jobs"]["linkgraph_review"]["tasks"]:
+        assert (REPO / notebook_task["notebook_task"]["notebook_path"]).is_file()
+
+
+NOTEBOOKS = sorted((REPO / "notebooks").glob("*.py"))
+
+
+def test_notebooks_are_in_databricks_source_format():
+    assert [p.name for p in NOTEBOOKS] == ["01_run_pipeline.py", "02_explore_ranks.py", "03_link_farm_review.py"]
+    for path in NOTEBOOKS:
+        text = path.read_text()
+        assert text.startswith("# Databricks notebook source\n"), path.name
+        cells = text.split("\n# COMMAND ----------\n")
+        assert len(cells) >= 4, path.name
+        assert any(cell.lstrip().startswith("# MAGIC %md") for cell in cells), path.name
+        assert "dbutils.widgets.text(" in text and "from linkgraph" in text, path.name
+        compile(text, str(path), "exec")
