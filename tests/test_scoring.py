@@ -182,11 +182,16 @@ def test_scope_decisions(scored):
 def test_frontier_holds_in_scope_uncrawled_pages_in_priority_order(scored):
     _, lake, report, rows, _, _ = scored
     frontier = [r.asDict() for r in lake.read(S.FRONTIER_TABLE).orderBy("position").collect()]
-    expected = sorted((u for u, r in rows.items() if r[S.IN_SCOPE] and u in
-                       {"http://seed.com/target", "http://blog.seed.com/page"}), key=lambda u: -rows[u][S.SEED_SCORE])
-    assert [r[S.URL] for r in frontier] == expected == ["http://seed.com/target", "http://blog.seed.com/page"]
-    assert [r["position"] for r in frontier] == [1, 2]
-    assert report.frontier == 2
+    # uncrawled: target and blog.seed.com/page (no out-links), never-linked (only the sitemap knows it:
+    # one hop below http://seed.com/, so depth 1 on the seed host, scope 0.8, no page id)
+    never_linked = 0.3 * 0 + 0.3 * 0.5 + 0.2 * 0.5 + 0.2 * (1 / 2)
+    assert [(r[S.URL], r[S.PAGE_ID] is None) for r in frontier] == [
+        ("http://seed.com/target", False), ("http://seed.com/never-linked", True), ("http://blog.seed.com/page", False)]
+    assert [r[S.PRIORITY] for r in frontier] == pytest.approx(
+        [rows["http://seed.com/target"][S.SEED_SCORE], never_linked, rows["http://blog.seed.com/page"][S.SEED_SCORE]])
+    assert (frontier[1][S.HOP_DEPTH], frontier[1][S.SCOPE_SCORE]) == (1, pytest.approx(0.8))
+    assert [r["position"] for r in frontier] == [1, 2, 3]
+    assert report.frontier == 3
 
 
 def test_scores_rerun_with_same_inputs_writes_nothing(scored, spark):

@@ -767,7 +767,12 @@ def scores_step(spark: SparkSession, config: Config, seeds: list[str] | None = N
         if optional[S.PAGE_SIGNALS_TABLE] is not None:
             fetched = optional[S.PAGE_SIGNALS_TABLE].join(pages, on=S.URL).select(S.PAGE_ID)
             crawled = crawled.unionByName(fetched).distinct()
-        candidates, source = _frontier_priority(lake, config, SC.frontier_candidates(this_run, crawled))
+        candidates = SC.frontier_candidates(this_run, crawled)
+        if optional[S.SITEMAPS_TABLE] is not None:
+            listed_only = SC.sitemap_only_candidates(optional[S.SITEMAPS_TABLE], pages, this_run, sc.weights,
+                                                     sc.max_depth, sc.in_scope_threshold)
+            candidates = candidates.unionByName(listed_only, allowMissingColumns=True)
+        candidates, source = _frontier_priority(lake, config, candidates)
         ordered = I.number_in_order(candidates.withColumn("_order", -F.col(S.PRIORITY)), ["_order", S.URL], 1, "position")
         frontier = ordered.withColumn("priority_source", F.lit(source)).select(
             *[F.col(f.name).cast(f.dataType) for f in S.FRONTIER.fields])

@@ -148,3 +148,33 @@ def scope_columns(scored: DataFrame, nodes: DataFrame, seed_hosts: list[str], ho
 def frontier_candidates(seed_scores: DataFrame, crawled: DataFrame) -> DataFrame:
     """In-scope pages not yet crawled (``crawled``: page_id of pages fetched already)."""
     return seed_scores.where(F.col(S.IN_SCOPE)).join(crawled, on=S.PAGE_ID, how="left_anti")
+
+
+def sitemap_only_candidates(sitemaps: DataFrame, pages: DataFrame, seed_scores: DataFrame, weights: dict[str, float],
+                            max_depth: int, threshold: float) -> DataFrame:
+    """In-scope URLs that a sitemap lists but no crawled link has reached (absent from ``pages``).
+
+    A sitemap entry counts as a link from its host's root page (``scheme://host/``): its
+    hop_depth is the root's plus one and it shares the root's domain authority and affinity; it
+    has no in-links and its own sitemap priority.  URLs whose root page is not a scored page
+    cannot be placed and are left out.  Rows have the seed-score columns and a null page_id.
+    """
+    listed = sitemaps.join(pages.select(S.URL), on=S.URL, how="left_anti").select(
+        S.URL, F.col(S.PRIORITY).alias("sitemap_priority"),
+        F.regexp_extract(S.URL, r"^(https?://[^/]+/)", 1).alias("_root"))
+    roots = seed_scores.select(F.col(S.URL).alias("_root"), F.col(S.HOP_DEPTH).alias("_root_depth"),
+                               S.DOMAIN_AUTHORITY, "domain_hops", "domain_affinity")
+    depth_factor = F.coalesce(F.greatest(F.lit(0.0), 1.0 - F.col(S.HOP_DEPTH) / F.lit(float(max_depth))), F.lit(0.0))
+    scored = (
+        listed.join(roots, on="_root", how="inner")
+        .withColumn(S.HOP_DEPTH, (F.col("_root_depth") + 1).cast("int"))
+        .withColumn("in_links", F.lit(0).cast("long"))
+        .withColumn("in_links_norm", F.lit(0.0))
+        .withColumn("depth_term", F.coalesce(F.lit(1.0) / (F.col(S.HOP_DEPTH) + 1), F.lit(0.0)))
+        .withColumn(S.SEED_SCORE, seed_score(weights))
+        .withColumn("depth_factor", depth_factor)
+        .withColumn(S.SCOPE_SCORE, F.col("domain_affinity") * F.col("depth_factor"))
+        .withColumn(S.IN_SCOPE, F.col(S.SCOPE_SCORE) >= F.lit(threshold))
+        .withColumn(S.PAGE_ID, F.lit(None).cast("long"))
+    )
+    return scored.where(F.col(S.IN_SCOPE)).drop("_root", "_root_depth")
