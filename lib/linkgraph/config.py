@@ -236,6 +236,26 @@ class CompressConfig:
             raise ConfigError(f"compress.residual_code must be gamma, delta or zeta1..zeta7, got {code!r}")
 
 
+# --- reliability ---
+@dataclass(frozen=True)
+class ReliabilityConfig:
+    """How a step reacts when a concurrent job commits to the same Delta table first.
+
+    ``conflict_attempts``: how often ``linkgraph ingest`` runs in total before giving up on Delta
+    conflicts (1 = no retry); ``conflict_backoff_seconds``: base wait before a retry, multiplied by
+    the attempt number and a random factor in [0.5, 1.5).  See ``linkgraph.reliability``.
+    """
+
+    conflict_attempts: int = 3
+    conflict_backoff_seconds: float = 2.0
+
+    def __post_init__(self) -> None:
+        if self.conflict_attempts < 1:
+            raise ConfigError("reliability.conflict_attempts must be >= 1")
+        if self.conflict_backoff_seconds < 0:
+            raise ConfigError("reliability.conflict_backoff_seconds must be >= 0")
+
+
 @dataclass(frozen=True)
 class Config:
     spark: SparkConfig = field(default_factory=SparkConfig)
@@ -245,6 +265,7 @@ class Config:
     analysis: AnalysisConfig = field(default_factory=AnalysisConfig)
     scores: ScoresConfig = field(default_factory=ScoresConfig)
     compress: CompressConfig = field(default_factory=CompressConfig)
+    reliability: ReliabilityConfig = field(default_factory=ReliabilityConfig)
 
     def with_lake_path(self, path: str | None) -> "Config":
         if path is None:
