@@ -103,16 +103,27 @@ def write_rejects(lake: Lake, rejects: DataFrame) -> int:
 def ingest_step(spark: SparkSession, config: Config, input_path: str, fmt: str) -> IngestReport:
     """Read ``input_path`` in format ``fmt`` and upsert it into the lake's pages/links/rejects.
 
-    Validation (including the input's column check) happens before any table is written.  When a
+    Validation (including the input's column check and reading every file to its end) happens before
+    any table is written; a truncated or corrupt file stops the step with ``InputSchemaError``.  When a
     concurrent job commits to one of the tables first, the whole step is re-run (it is idempotent)
     up to ``reliability.conflict_attempts`` times, see ``linkgraph.reliability``.
     """
-    from linkgraph.reliability import retry_on_conflict
+    from linkgraph.reliability import retry_on_conflict, unreadable_input
 
-    return retry_on_conflict(
-        lambda: _ingest_step_once(spark, config, input_path, fmt), what=f"ingest {input_path}",
-        attempts=config.reliability.conflict_attempts, backoff_seconds=config.reliability.conflict_backoff_seconds,
-    )
+    try:
+        return retry_on_conflict(
+            lambda: _ingest_step_once(spark, config, input_path, fmt), what=f"ingest {input_path}",
+            attempts=config.reliability.conflict_attempts, backoff_seconds=config.reliability.conflict_backoff_seconds,
+        )
+    except Exception as exc:
+        # The whole input is read (and counted) before the first commit, so an unreadable file
+        # stops the job with nothing written.
+        reason = unreadable_input(exc)
+        if reason is None:
+            raise
+        raise readers.InputSchemaError(
+            f"input {input_path} cannot be read to its end ({reason}: a truncated or corrupt file); nothing was ingested"
+        ) from None
 
 
 def _ingest_step_once(spark: SparkSession, config: Config, input_path: str, fmt: str) -> IngestReport:

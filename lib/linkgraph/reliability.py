@@ -81,3 +81,22 @@ def retry_on_conflict(
                         "(attempt %d of %d) in %.1fs", what, name, attempt + 1, attempts, wait)
             sleep(wait)
     raise AssertionError("unreachable")  # attempts >= 1 is enforced by ReliabilityConfig
+
+
+# Messages of the errors a reader raises when a file ends early or is not what its name says
+# (Hadoop's gzip codec, Python's gzip module, Parquet).
+_UNREADABLE_INPUT = (
+    "Unexpected end of input stream", "unexpected end of file", "Compressed file ended before the end-of-stream marker",
+    "Not in GZIP format", "not a gzipped file", "incorrect header check", "invalid stored block lengths",
+    "is not a Parquet file",
+)
+
+
+def unreadable_input(exc: BaseException) -> str | None:
+    """The reason when ``exc`` says an input file cannot be read to its end (a truncated or
+    corrupt compressed file), else None."""
+    text = f"{type(exc).__name__}: {exc}"
+    for marker in _UNREADABLE_INPUT:
+        if marker.lower() in text.lower():
+            return marker
+    return None
