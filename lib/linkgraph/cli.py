@@ -18,6 +18,7 @@ from linkgraph.pipeline import ScoresError
 from linkgraph.rank.gf import GraphFramesUnavailable
 from linkgraph.rank.teleport import EmptyTeleportError
 from linkgraph.readers import FORMATS, InputSchemaError
+from linkgraph.reliability import ConflictRetriesExhausted
 
 log = logging.getLogger("linkgraph")
 
@@ -358,6 +359,9 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, InputSchemaError, UsageError, EmptyTeleportError, GraphFramesUnavailable, ScoresError) as exc:
         print(f"linkgraph {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except ConflictRetriesExhausted as exc:
+        print(f"linkgraph {args.command}: error: {exc}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

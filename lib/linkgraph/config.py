@@ -342,6 +342,26 @@ class RewardConfig:
             raise ConfigError(f"reward.in_run must be sample, always or never, got {self.in_run!r}")
 
 
+# --- reliability ---
+@dataclass(frozen=True)
+class ReliabilityConfig:
+    """How a step reacts when a concurrent job commits to the same Delta table first.
+
+    ``conflict_attempts``: how often ``linkgraph ingest`` runs in total before giving up on Delta
+    conflicts (1 = no retry); ``conflict_backoff_seconds``: base wait before a retry, multiplied by
+    the attempt number and a random factor in [0.5, 1.5).  See ``linkgraph.reliability``.
+    """
+
+    conflict_attempts: int = 3
+    conflict_backoff_seconds: float = 2.0
+
+    def __post_init__(self) -> None:
+        if self.conflict_attempts < 1:
+            raise ConfigError("reliability.conflict_attempts must be >= 1")
+        if self.conflict_backoff_seconds < 0:
+            raise ConfigError("reliability.conflict_backoff_seconds must be >= 0")
+
+
 @dataclass(frozen=True)
 class Config:
     spark: SparkConfig = field(default_factory=SparkConfig)
@@ -353,6 +373,7 @@ class Config:
     compress: CompressConfig = field(default_factory=CompressConfig)
     crawl: CrawlConfig = field(default_factory=CrawlConfig)
     reward: RewardConfig = field(default_factory=RewardConfig)
+    reliability: ReliabilityConfig = field(default_factory=ReliabilityConfig)
 
     def with_lake_path(self, path: str | None) -> "Config":
         if path is None:

@@ -80,6 +80,32 @@ def _bad_timestamp(column: str, parsed: str) -> Column:
     )
 
 
+# --- invalid UTF-8 (reliability) ---
+def _invalid_utf8() -> Column:
+    """Text readers decode invalid UTF-8 bytes to U+FFFD; such a value is not what the crawler
+    saw, so the record is rejected instead of stored with replacement characters."""
+    columns = [f.name for f in S.RAW_EDGE_RECORD.fields]
+    bad = F.coalesce(*[F.when(F.instr(F.col(c), "\ufffd") > 0, F.lit(c)) for c in columns])
+    return _reject(bad.isNotNull(), S.Reason.MALFORMED_RECORD, F.concat(F.lit("invalid UTF-8 in "), bad))
+
+
+# --- timestamp range (reliability) ---
+# No crawler saw a link before the Web existed, and a sighting centuries ahead is a broken clock or
+# a mis-scaled epoch; fixed bounds (not "now") keep re-runs of the same input deterministic.
+EARLIEST_TIMESTAMP = "1990-01-01 00:00:00"
+LATEST_TIMESTAMP = "2100-01-01 00:00:00"
+
+
+def _timestamp_out_of_range(column: str, parsed: str) -> Column:
+    value = F.col(parsed)
+    return _reject(
+        (value < F.lit(EARLIEST_TIMESTAMP).cast("timestamp")) | (value >= F.lit(LATEST_TIMESTAMP).cast("timestamp")),
+        S.Reason.MALFORMED_TIMESTAMP,
+        F.concat(F.lit(f"{column} outside [{EARLIEST_TIMESTAMP[:10]}, {LATEST_TIMESTAMP[:10]}): "),
+                 F.substring(column, 1, 100)),
+    )
+
+
 def _rel_types(rel: Column) -> Column:
     """The rel-derived type by precedence SPONSORED > UGC > NOFOLLOW, else null."""
     values = F.split(F.lower(F.coalesce(rel, F.lit(""))), r"[\s,]+")
@@ -115,6 +141,7 @@ def validate_edges(raw: DataFrame, config: IngestConfig) -> DataFrame:
     )
     problem = F.coalesce(
         _reject(F.col(CORRUPT_RECORD).isNotNull(), S.Reason.MALFORMED_RECORD, F.substring(CORRUPT_RECORD, 1, 2000)),
+        _invalid_utf8(),
         _oversized(S.FROM_URL, config.max_url_length),
         _oversized(S.TO_URL, config.max_url_length),
         _oversized(S.ANCHOR_TEXT, config.max_anchor_length),
@@ -123,6 +150,8 @@ def validate_edges(raw: DataFrame, config: IngestConfig) -> DataFrame:
         F.when(dst["reason"].isNotNull(), F.struct(dst["reason"].alias("reason"), F.concat(F.lit("to_url: "), dst["detail"]).alias("detail"))),
         _bad_timestamp(S.DISCOVERED_AT, DISCOVERED),
         _bad_timestamp(S.LAST_SEEN_AT, LAST_SEEN),
+        _timestamp_out_of_range(S.DISCOVERED_AT, DISCOVERED),
+        _timestamp_out_of_range(S.LAST_SEEN_AT, LAST_SEEN),
         _reject(
             F.col(DISCOVERED).isNotNull() & F.col(LAST_SEEN).isNotNull() & (F.col(LAST_SEEN) < F.col(DISCOVERED)),
             S.Reason.INVALID_VALUE,

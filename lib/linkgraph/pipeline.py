@@ -37,6 +37,9 @@ class IngestReport:
     links_updated: int = 0
     rejects_inserted: int = 0
     seconds: float = 0.0
+    # records that are a links row after the run (inserted, updated or already stored unchanged):
+    # every record read is written or rejected, read = written + rejected
+    written: int = 0
 
     @property
     def upserted(self) -> int:
@@ -100,13 +103,36 @@ def write_rejects(lake: Lake, rejects: DataFrame) -> int:
 def ingest_step(spark: SparkSession, config: Config, input_path: str, fmt: str) -> IngestReport:
     """Read ``input_path`` in format ``fmt`` and upsert it into the lake's pages/links/rejects.
 
-    Validation (including the input's column check) happens before any table is written.
+    Validation (including the input's column check and reading every file to its end) happens before
+    any table is written; a truncated or corrupt file stops the step with ``InputSchemaError``.  When a
+    concurrent job commits to one of the tables first, the whole step is re-run (it is idempotent)
+    up to ``reliability.conflict_attempts`` times, see ``linkgraph.reliability``.
     """
     # --- crawl inputs (WARC, WAT, Common Crawl graphs): linkgraph.crawl ---
     if fmt in readers.CRAWL_FORMATS:
         from linkgraph.crawl.step import crawl_ingest_step
 
         return crawl_ingest_step(spark, config, input_path, fmt)
+
+    from linkgraph.reliability import retry_on_conflict, unreadable_input
+
+    try:
+        return retry_on_conflict(
+            lambda: _ingest_step_once(spark, config, input_path, fmt), what=f"ingest {input_path}",
+            attempts=config.reliability.conflict_attempts, backoff_seconds=config.reliability.conflict_backoff_seconds,
+        )
+    except Exception as exc:
+        # The whole input is read (and counted) before the first commit, so an unreadable file
+        # stops the job with nothing written.
+        reason = unreadable_input(exc)
+        if reason is None:
+            raise
+        raise readers.InputSchemaError(
+            f"input {input_path} cannot be read to its end ({reason}: a truncated or corrupt file); nothing was ingested"
+        ) from None
+
+
+def _ingest_step_once(spark: SparkSession, config: Config, input_path: str, fmt: str) -> IngestReport:
     started = time.monotonic()
     report = IngestReport(source=str(input_path))
     lake = Lake(spark, config.lake)
@@ -138,6 +164,7 @@ def _ingest_edges(lake: Lake, config: Config, raw: DataFrame, report: IngestRepo
                 f"lake {lake.config.path} holds an arc-list graph (pages without URLs); ingest URL edges into a lake of their own"
             )
         links = links.persist(StorageLevel.MEMORY_AND_DISK)
+        report.written = links.count()
         pages_batch = I.batch_pages(links)
         new_pages = I.new_pages_with_ids(pages_batch, existing, _max_page_id(lake) + 1)
         known_pages = pages_batch.join(existing.select(S.URL, S.PAGE_ID, S.URL_KEY), on=S.URL, how="inner")
@@ -162,6 +189,7 @@ def _ingest_arcs(spark: SparkSession, lake: Lake, config: Config, input_path: st
         rejects = I.reject_rows(I.arcs_as_raw(bad), report.source).persist(StorageLevel.MEMORY_AND_DISK)
         report.rejected_by_reason = _count_rejects(rejects)
         report.rejected = sum(report.rejected_by_reason.values())
+        report.written = valid.count()
 
         ensure_core_tables(lake)
         if lake.read(S.PAGES_TABLE).where(F.col(S.URL).isNotNull()).limit(1).count():

@@ -72,6 +72,8 @@ def read_edges(spark: SparkSession, path: str, fmt: str, csv_delimiter: str = ",
     if fmt == "jsonl":
         probe = spark.read.text(path).limit(JSON_SCHEMA_PROBE_RECORDS)
         columns = spark.read.json(probe.rdd.map(lambda row: row.value)).columns
+        if not columns:  # an empty file (or only blank lines): no records, nothing to reject
+            return spark.createDataFrame([], RAW_WITH_CORRUPT)
         check_required_columns([c for c in columns if c != CORRUPT_RECORD], path)
         df = (
             spark.read.schema(RAW_WITH_CORRUPT)
@@ -82,6 +84,8 @@ def read_edges(spark: SparkSession, path: str, fmt: str, csv_delimiter: str = ",
         return to_raw_edges(df)
     if fmt == "csv":
         header = spark.read.option("header", True).option("sep", csv_delimiter).csv(path).columns
+        if not header:  # an empty file: not even a header line, no records
+            return spark.createDataFrame([], RAW_WITH_CORRUPT)
         check_required_columns(header, path)
         schema = StructType(
             [StructField(c, StringType(), True) for c in header] + [StructField(CORRUPT_RECORD, StringType(), True)]

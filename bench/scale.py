@@ -1,0 +1,278 @@
+"""Scaling bench: ingest, PageRank per iteration and compression on generated graphs of growing size.
+
+    python bench/scale.py [--sizes 1M,5M,20M,50M] [--ingest-sizes 1M,5M] [--iterations 5] [--blocks 2]
+
+One process, one local[2] session.  For every size N (edges generated):
+
+* **ingest** (sizes in ``--ingest-sizes``; URL ingest is the slow path): N edge records from
+  ``bench/ingest.py``'s generator (about N/8 pages on N/400 hosts, 1% bad records) as Parquet,
+  ``ingest_step`` into a fresh lake;
+* **pagerank**: the same link structure generated as page ids (about N/8 pages, hosts contiguous,
+  self-loops and repeated pairs removed) written straight to a lake's ``pages``/``links``, then the
+  block engine for ``--iterations`` iterations (``--blocks`` blocks, Spark jobs per iteration,
+  no Delta checkpoints); the per-iteration figures exclude the first iteration (plan warm-up);
+* **compress**: ``compress_step`` on that lake.
+
+Per step and size it prints seconds, edges/s, peak resident memory of the whole local Spark (the
+JVM plus Python workers, sampled every 0.2 s), shuffle bytes written (Spark's REST API, summed
+over the step's stages) and bytes per edge of the step's Delta output.  Then, between consecutive
+sizes, the growth exponent log(t2/t1)/log(m2/m1) of each step's time (m = links; 1.0 is linear),
+and ends with ``pagerank_iteration_exponent_<a>_<b>=X`` for the smallest and largest size of the
+run (the acceptance figure uses 5M and 50M).  Absolute times depend on the machine's load;
+exponents are ratios measured in the same process and are the figures to compare.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+from linkgraph import schemas as S
+from linkgraph.config import config_from_dict
+from linkgraph.io.delta import Lake
+from linkgraph.pipeline import compress_step, ingest_step
+from linkgraph.rank.engine import BlockEngine, RankParams
+from linkgraph.rank.graph import build_rank_graph
+from linkgraph.session import get_spark
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from ingest import generate_edges  # noqa: E402  (bench/ingest.py: the URL edge-record generator)
+
+PAGES_PER_HOST = 50
+
+
+def parse_size(text: str) -> int:
+    text = text.strip().upper()
+    scale = {"K": 1_000, "M": 1_000_000, "B": 1_000_000_000}.get(text[-1:], 1)
+    return int(float(text.rstrip("KMB")) * scale)
+
+
+def label(n: int) -> str:
+    return f"{n // 1_000_000}M" if n % 1_000_000 == 0 else f"{n // 1000}K"
+
+
+def tree_rss_bytes(root: int) -> int:
+    """Resident memory of ``root`` and all its descendants (Linux /proc)."""
+    children: dict[int, list[int]] = {}
+    rss: dict[int, int] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+            pid, ppid = int(entry.name), int(fields[1])
+            rss[pid] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
+            children.setdefault(ppid, []).append(pid)
+        except (OSError, IndexError, ValueError):
+            continue
+    total, stack = 0, [root]
+    while stack:
+        pid = stack.pop()
+        total += rss.get(pid, 0)
+        stack.extend(children.get(pid, []))
+    return total
+
+
+class PeakMemory:
+    """Samples the resident memory of this process tree every 0.2 s while active."""
+
+    def __init__(self):
+        self.peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self):
+        while not self._stop.is_set():
+            self.peak = max(self.peak, tree_rss_bytes(os.getpid()))
+            self._stop.wait(0.2)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+
+
+class ShuffleMeter:
+    """Shuffle bytes written by the stages completed since the last ``mark`` (Spark REST API)."""
+
+    def __init__(self, spark: SparkSession):
+        sc = spark.sparkContext
+        self.url = f"{sc.uiWebUrl}/api/v1/applications/{sc.applicationId}/stages?status=complete"
+        self.seen = self._stages()
+
+    def _stages(self) -> dict[tuple[int, int], int]:
+        with urllib.request.urlopen(self.url, timeout=60) as response:
+            stages = json.load(response)
+        return {(s["stageId"], s["attemptId"]): int(s.get("shuffleWriteBytes", 0)) for s in stages}
+
+    def mark(self) -> int:
+        now = self._stages()
+        new = sum(b for key, b in now.items() if key not in self.seen)
+        self.seen = now
+        return new
+
+
+def dir_bytes(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*.parquet") if "_delta_log" not in p.parts)
+
+
+@dataclass
+class Measure:
+    step: str
+    size: int
+    links: int
+    seconds: float
+    peak_rss: int
+    shuffle: int
+    delta_bytes: int
+
+    def line(self) -> str:
+        return (f"{self.step:<19} size={label(self.size):<4} links={self.links:>11,} {self.seconds:9.2f} s "
+                f"{self.links / self.seconds:13,.0f} edges/s  peak_rss={self.peak_rss / 2**20:7.0f} MiB  "
+                f"shuffle={self.shuffle / 2**20:9.1f} MiB  delta_bytes_per_edge={self.delta_bytes / max(self.links, 1):6.2f}")
+
+
+def write_generated_graph(spark: SparkSession, lake: Lake, n_edges: int) -> int:
+    """The link structure of ``generate_edges`` as page ids straight into ``pages``/``links``
+    (what an arc-list ingest stores); returns the number of links."""
+    n_pages = max(n_edges // 8, 10)
+    ids = spark.range(n_edges)
+    src = (F.hash(F.col("id")) % n_pages + n_pages) % n_pages
+    skew = F.floor(F.pow(F.rand(7), 3) * n_pages).cast("long")
+    same_host = F.rand(11) < 0.7
+    in_host = (F.hash(F.col("id"), F.lit(1)) % PAGES_PER_HOST + PAGES_PER_HOST) % PAGES_PER_HOST
+    dst = F.when(same_host, F.floor(src / PAGES_PER_HOST) * PAGES_PER_HOST + in_host).otherwise(skew)
+    dst = F.least(dst, F.lit(n_pages - 1))
+    arcs = ids.select(src.cast("long").alias(S.SRC_ID), dst.cast("long").alias(S.DST_ID)).where(
+        F.col(S.SRC_ID) != F.col(S.DST_ID)).dropDuplicates([S.SRC_ID, S.DST_ID])
+    links = arcs.select(*[(F.col(f.name) if f.name in (S.SRC_ID, S.DST_ID) else F.lit(None)).cast(f.dataType).alias(f.name)
+                          for f in S.LINKS.fields])
+    pages = spark.range(n_pages).select(*[(F.col("id") if f.name == S.PAGE_ID else F.lit(None)).cast(f.dataType).alias(f.name)
+                                          for f in S.PAGES.fields])
+    lake.overwrite(S.PAGES_TABLE, pages)
+    lake.overwrite(S.LINKS_TABLE, links.repartitionByRange(8, S.SRC_ID, S.DST_ID).sortWithinPartitions(S.SRC_ID, S.DST_ID))
+    return lake.read(S.LINKS_TABLE).count()
+
+
+def measure(step, size, links_of, action, spark, shuffle, output_dirs) -> Measure:
+    shuffle.mark()
+    with PeakMemory() as memory:
+        started = time.monotonic()
+        result = action()
+        seconds = time.monotonic() - started
+    links = links_of(result)
+    m = Measure(step, size, links, seconds, memory.peak, shuffle.mark(), sum(dir_bytes(d) for d in output_dirs))
+    print(m.line(), flush=True)
+    return m
+
+
+def exponent(a: Measure, b: Measure) -> float:
+    return math.log(b.seconds / a.seconds) / math.log(b.links / a.links)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="1M,5M,20M,50M", help="edges generated per size (K/M suffixes)")
+    parser.add_argument("--ingest-sizes", default="1M,5M", help="sizes at which URL ingest is measured too")
+    parser.add_argument("--iterations", type=int, default=5, help="PageRank iterations per size (first excluded)")
+    parser.add_argument("--blocks", type=int, default=2, help="PageRank vertex blocks, the same at every size")
+    parser.add_argument("--driver-memory", default="6g")
+    parser.add_argument("--workdir", help="scratch directory (default: a temporary one, removed afterwards)")
+    args = parser.parse_args(argv)
+    sizes = [parse_size(s) for s in args.sizes.split(",")]
+    ingest_sizes = {parse_size(s) for s in args.ingest_sizes.split(",") if s}
+
+    workdir = Path(args.workdir or tempfile.mkdtemp(prefix="linkgraph-bench-scale-"))
+    spark_conf = {
+        "master": "local[2]", "shuffle_partitions": 4, "driver_memory": args.driver_memory,
+        "checkpoint_dir": str(workdir / "checkpoints"),
+        "conf": {"spark.default.parallelism": "4", "spark.ui.enabled": "true", "spark.ui.showConsoleProgress": "false",
+                 "spark.ui.retainedStages": "100000", "spark.ui.retainedJobs": "100000",
+                 "spark.databricks.delta.snapshotPartitions": "2", "spark.sql.adaptive.enabled": "true"},
+    }
+    spark = get_spark(config_from_dict({"spark": spark_conf}).spark)
+    spark.sparkContext.setLogLevel("ERROR")
+    shuffle = ShuffleMeter(spark)
+    print(f"scale bench: sizes {', '.join(map(label, sizes))}; local[2]; load average at start "
+          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", flush=True)
+    results: dict[str, list[Measure]] = {}
+    try:
+        for size in sizes:
+            if size in ingest_sizes:
+                config = config_from_dict({"lake": {"path": str(workdir / f"url-{size}")}})
+                source = str(workdir / f"edges-{size}.parquet")
+                generate_edges(spark, size, source)
+                m = measure("ingest", size, lambda r: r.read, lambda: ingest_step(spark, config, source, "parquet"),
+                            spark, shuffle, [workdir / f"url-{size}" / S.LINKS_TABLE, workdir / f"url-{size}" / S.PAGES_TABLE])
+                results.setdefault("ingest", []).append(m)
+                shutil.rmtree(workdir / f"url-{size}", ignore_errors=True)
+                shutil.rmtree(source, ignore_errors=True)
+
+            config = config_from_dict({"lake": {"path": str(workdir / f"ids-{size}")}})
+            lake = Lake(spark, config.lake)
+            n_links = write_generated_graph(spark, lake, size)
+            pages, links = lake.read(S.PAGES_TABLE), lake.read(S.LINKS_TABLE)
+            graph = build_rank_graph(pages, links, ())
+            graph.n_edges = n_links
+            params = RankParams(tol=1e-300, max_iter=args.iterations, blocks=args.blocks, checkpoint_every=0,
+                                single_task=False)
+            marks: list[tuple[float, int]] = []
+
+            def progress(stat):
+                marks.append((stat.seconds, shuffle.mark()))
+
+            shuffle.mark()
+            with PeakMemory() as memory:
+                started = time.monotonic()
+                BlockEngine(spark, params).run(graph, progress=progress)
+                total = time.monotonic() - started
+            timed = marks[1:]  # the first iteration also carries the packing's leftovers
+            per_iteration = Measure("pagerank_iteration", size, n_links, sum(s for s, _ in timed) / len(timed),
+                                    memory.peak, sum(b for _, b in timed) // len(timed), 0)
+            print(per_iteration.line() + f"  (run incl. packing {total:.1f} s)", flush=True)
+            results.setdefault("pagerank_iteration", []).append(per_iteration)
+            graph.vertices.unpersist()
+
+            m = measure("compress", size, lambda r: n_links, lambda: compress_step(spark, config), spark, shuffle,
+                        [workdir / f"ids-{size}" / t for t in (S.LINKS_COMPRESSED_FORWARD_TABLE,
+                                                             S.LINKS_COMPRESSED_REVERSE_TABLE,
+                                                             S.LINKS_COMPRESSED_OFFSETS_TABLE)])
+            results.setdefault("compress", []).append(m)
+            print(f"links table: {dir_bytes(workdir / f'ids-{size}' / S.LINKS_TABLE) / n_links:.2f} bytes per edge "
+                  f"(src_id, dst_id, null columns; Parquet snappy)", flush=True)
+            shutil.rmtree(workdir / f"ids-{size}", ignore_errors=True)
+
+        print("growth exponents (log time ratio / log links ratio; 1.0 = linear):")
+        for step, ms in results.items():
+            for a, b in zip(ms, ms[1:]):
+                print(f"  {step:<19} {label(a.size)} -> {label(b.size)}: {exponent(a, b):.3f}")
+        ranks = results.get("pagerank_iteration", [])
+        if len(ranks) >= 2:
+            a, b = ranks[0], ranks[-1]
+            print(f"pagerank_iteration_exponent_{label(a.size)}_{label(b.size)}={exponent(a, b):.3f}")
+    finally:
+        spark.stop()
+        if not args.workdir:
+            shutil.rmtree(workdir, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

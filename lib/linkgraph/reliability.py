@@ -1,0 +1,102 @@
+"""Retrying a pipeline step whose Delta commit lost a race with a concurrent writer.
+
+Two jobs writing the same table at once (two ingests into one lake) are serialised by Delta's
+optimistic concurrency control: the second to commit a MERGE that read files the first one changed
+fails with one of Delta's ``DeltaConcurrentModificationException`` subclasses
+(``ConcurrentAppendException``, ``ProtocolChangedException`` when both create the table, …) and
+nothing of that commit is visible.  The unit to retry is the whole step, not the failed MERGE: the
+step's later writes were planned from what it read (``pages`` assigns new page ids from the table's
+maximum id), and re-planning from the table the winner left is what keeps ids unique.  Steps are
+idempotent, so a retry re-does nothing already committed.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from typing import Callable, TypeVar
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+class ConflictRetriesExhausted(RuntimeError):
+    """Every attempt of a step conflicted with a concurrent Delta commit."""
+
+
+def is_delta_conflict(exc: BaseException) -> bool:
+    """True for Delta's concurrent-modification errors (Python wrappers or their JVM class names)."""
+    from delta import exceptions as delta_errors
+
+    # Delta's Python conflict classes do not share a base class (each derives PySparkException).
+    conflicts = tuple(getattr(delta_errors, name) for name in delta_errors.__all__)
+    if isinstance(exc, conflicts):
+        return True
+    # Unconverted JVM errors (e.g. raised inside a py4j call the converter does not see).
+    text = f"{type(exc).__name__}: {exc}"
+    return "io.delta.exceptions.Concurrent" in text or "DeltaConcurrentModificationException" in text
+
+
+def conflict_name(exc: BaseException) -> str:
+    """The Delta exception class of a conflict, for messages (``ConcurrentAppendException``)."""
+    name = type(exc).__name__
+    if name.startswith(("Concurrent", "ProtocolChanged", "MetadataChanged")):
+        return name
+    for token in str(exc).replace(":", " ").split():
+        if token.startswith("io.delta.exceptions."):
+            return token.rsplit(".", 1)[-1]
+    return name
+
+
+def retry_on_conflict(
+    step: Callable[[], T],
+    what: str,
+    attempts: int,
+    backoff_seconds: float,
+    sleep: Callable[[float], None] = time.sleep,
+) -> T:
+    """Run ``step`` and re-run it when it fails with a Delta conflict, at most ``attempts`` times.
+
+    Between attempts it waits ``backoff_seconds`` × attempt number, scaled by a random factor in
+    [0.5, 1.5) so that two losers do not collide again in lockstep.  Any other error propagates at
+    once.  After the last conflicting attempt raises ``ConflictRetriesExhausted`` naming the step
+    and Delta's error.
+    """
+    for attempt in range(1, attempts + 1):
+        try:
+            return step()
+        except Exception as exc:  # noqa: BLE001 - only conflicts are retried, everything else re-raised
+            if not is_delta_conflict(exc):
+                raise
+            name = conflict_name(exc)
+            if attempt == attempts:
+                raise ConflictRetriesExhausted(
+                    f"{what}: a concurrent job committed to the same Delta table first ({name}) on each of "
+                    f"{attempts} attempts; nothing of the failed commits is visible, re-run the command"
+                ) from exc
+            wait = backoff_seconds * attempt * (0.5 + random.random())
+            log.warning("%s: a concurrent job committed to the same Delta table first (%s); retrying the step "
+                        "(attempt %d of %d) in %.1fs", what, name, attempt + 1, attempts, wait)
+            sleep(wait)
+    raise AssertionError("unreachable")  # attempts >= 1 is enforced by ReliabilityConfig
+
+
+# Messages of the errors a reader raises when a file ends early or is not what its name says
+# (Hadoop's gzip codec, Python's gzip module, Parquet).
+_UNREADABLE_INPUT = (
+    "Unexpected end of input stream", "unexpected end of file", "Compressed file ended before the end-of-stream marker",
+    "Not in GZIP format", "not a gzipped file", "incorrect header check", "invalid stored block lengths",
+    "is not a Parquet file",
+)
+
+
+def unreadable_input(exc: BaseException) -> str | None:
+    """The reason when ``exc`` says an input file cannot be read to its end (a truncated or
+    corrupt compressed file), else None."""
+    text = f"{type(exc).__name__}: {exc}"
+    for marker in _UNREADABLE_INPUT:
+        if marker.lower() in text.lower():
+            return marker
+    return None

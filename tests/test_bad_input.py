@@ -1,0 +1,319 @@
+"""Bad-input suite: every input format the ingest job reads, fed with broken records.
+
+For every run: ``read = written + rejected`` (report), ``written`` = rows of ``links`` (a fresh
+lake), the rejects by reason equal the expected reasons of the cases, and each marked case is found
+in ``rejects`` with its reason (or in ``links``).  No uncaught exception, no silent drop.
+
+Adding a format or a job: add a ``FormatCases`` entry (a writer of the case records to a file
+and the cases with their expected outcome) to ``FORMATS``.  URL canonicalisation edge cases in
+depth are in test_urls.py; here a few of each kind go through the whole job.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+from pyspark.sql import functions as F
+from reliability_support import data_files
+
+from linkgraph import schemas as S
+from linkgraph.cli import main
+from linkgraph.config import config_from_dict
+from linkgraph.io.delta import Lake
+from linkgraph.pipeline import ingest_step
+
+W = "WRITTEN"   # expected outcome: the record is a links row
+R = S.Reason
+
+
+@dataclass(frozen=True)
+class Case:
+    marker: str | None     # text found in the stored link / the reject's raw values or detail
+    record: object         # what the format writer turns into one input record
+    expected: str          # W or a reason code
+
+
+def ok(marker: str, **fields) -> dict:
+    """A valid record carrying ``marker`` in its context window, ``fields`` overriding."""
+    return {"from_url": "http://www.alpha.com/", "to_url": f"http://www.beta.org/{marker}",
+            "context_window": marker, **fields}
+
+
+JSONL_CASES = [
+    Case("j01", ok("j01", last_seen_at="2026-01-05T00:00:00Z"), W),
+    Case("j02", ok("j02", to_url="/relative/j02"), R.UNSUPPORTED_SCHEME),
+    Case("j03", ok("j03", to_url="ftp://files.beta.org/j03"), R.UNSUPPORTED_SCHEME),
+    Case("j04", ok("j04", to_url="javascript:j04()"), R.UNSUPPORTED_SCHEME),
+    Case("j05", ok("j05", to_url="http://be ta.org/j05"), R.MALFORMED_URL),
+    Case("j06", ok("j06", to_url="http://B\u00fccher.de/j06"), W),                 # IDNA: xn--bcher-kva.de
+    Case("j07", ok("j07", to_url="http://xn--zz.com/j07"), R.INVALID_HOST),          # invalid punycode
+    Case("j08", ok("j08", to_url="http://www.beta.org/%7ej08/%zz/%41"), W),          # %7e -> ~, %zz -> %25zz, %41 -> A
+    Case("j09", ok("j09", from_url=None), R.NULL_FIELD),
+    Case("j10", {"from_url": "http://www.alpha.com/", "anchor_text": "j10"}, R.NULL_FIELD),   # to_url missing
+    Case(None, {k: None for k in ("from_url", "to_url", "anchor_text", "context_window", "link_type", "rel",
+                                  "position", "discovered_at", "last_seen_at")}, R.NULL_FIELD),
+    Case("j12", ok("j12", anchor_text=None, link_type=None, rel=None, position=None, discovered_at=None,
+                   last_seen_at=None), W),                                          # every optional column null
+    Case("j13", ok("j13", from_url=12), R.UNSUPPORTED_SCHEME),                       # wrong type: a number
+    Case("j14", ok("j14", anchor_text={"nested": 1}), W),                            # wrong type: kept as its JSON text
+    Case("j15", ok("j15", discovered_at=1700000000), R.MALFORMED_TIMESTAMP),         # epoch number, not a timestamp
+    Case("j16", '["j16", "an array, not an object"]', R.MALFORMED_RECORD),
+    Case("j17", ok("j17", extra_column="ignored", weight=3), W),                      # extra columns
+    Case("j18", ok("j01", context_window="j18", last_seen_at="2026-01-01T00:00:00Z"), R.DUPLICATE_MERGED),
+    Case("j19", ok("j19", to_url="http://www.alpha.com/"), R.SELF_LINK),
+    Case("j20", ok("j20", from_url="http://WWW.Alpha.com:80/x/../j20#top", to_url="http://www.alpha.com/j20"),
+         R.SELF_LINK),                                                               # same page once canonical
+    Case("j21", ok("j21", anchor_text="a" * 1_000_000), R.OVERSIZED_FIELD),          # 1 MB anchor text
+    Case("j22", ok("j22", to_url="http://www.beta.org/" + "p" * 2048), R.OVERSIZED_FIELD),
+    Case("j23", b'{"from_url": "http://www.alpha.com/\xff\xfe", "to_url": "http://www.beta.org/", '
+                b'"context_window": "j23"}', R.MALFORMED_RECORD),                   # invalid UTF-8
+    Case("j24", ok("j24", discovered_at="10000-01-01T00:00:00Z"), R.MALFORMED_TIMESTAMP),   # out of range
+    Case("j25", ok("j25", last_seen_at="1969-12-31T23:59:59Z"), R.MALFORMED_TIMESTAMP),     # before the Web
+    Case("j26", ok("j26", discovered_at="2026-02-30T00:00:00Z"), R.MALFORMED_TIMESTAMP),    # no such day
+    Case("j27", ok("j27", discovered_at="2026-03-01T00:00:00Z", last_seen_at="2026-02-01T00:00:00Z"),
+         R.INVALID_VALUE),
+    Case("j28", '{"from_url": "http://www.alpha.com/", "to_url": "j28', R.MALFORMED_RECORD),   # cut-off line
+    Case("j29", ok("j29", position="HEADER"), R.INVALID_VALUE),
+    Case("j30", ok("j30", link_type="dofollow"), R.INVALID_VALUE),
+    Case("j31", ok("j31", to_url="http://localhost/j31"), R.INVALID_HOST),
+    Case("j32", ok("j32", rel="NoFollow UGC", discovered_at="2026-01-01 10:00:00"), W),
+]
+
+CSV_HEADER = "from_url,to_url,anchor_text,context_window,discovered_at,weight"   # weight: an extra column
+CSV_CASES = [
+    Case("c01", "http://www.alpha.com/,http://www.beta.org/c01,A,c01,2026-01-01T00:00:00Z,1", W),
+    Case("c02", 'http://www.alpha.com/,"http://www.beta.org/c02",",quoted, comma",c02,,', W),
+    Case("c03", "http://www.alpha.com/,http://www.beta.org/c03,A,c03,2026-01-01,1,surplus", R.MALFORMED_RECORD),
+    Case("c04", "http://www.alpha.com/c04", R.MALFORMED_RECORD),                             # too few fields
+    Case("c05", ",http://www.beta.org/c05,A,c05,,", R.NULL_FIELD),
+    Case("c06", "relative/c06,http://www.beta.org/,A,c06,,", R.UNSUPPORTED_SCHEME),
+    Case("c07", "http://www.alpha.com/,http://www.alpha.com/,A,c07,,", R.SELF_LINK),
+    Case("c08", b"http://www.alpha.com/\xc3\x28,http://www.beta.org/c08,A,c08,,", R.MALFORMED_RECORD),   # invalid UTF-8
+    Case("c09", "http://www.alpha.com/,http://www.beta.org/c09,A,c09,yesterday,", R.MALFORMED_TIMESTAMP),
+    Case("c10", "http://www.alpha.com/,http://www.beta.org/c10,A,c10,0001-01-01T00:00:00Z,", R.MALFORMED_TIMESTAMP),
+]
+
+ARCS_CASES = [
+    Case(None, "0\t1", W),
+    Case(None, "1 2", W),                          # space separated
+    Case(None, "-1\t2", R.MALFORMED_RECORD),
+    Case(None, "1 2 3", R.MALFORMED_RECORD),
+    Case(None, "99999999999999999999\t1", R.MALFORMED_RECORD),   # beyond a long
+    Case(None, "a\tb", R.MALFORMED_RECORD),
+    Case(None, "2\t2", R.SELF_LINK),
+    Case(None, "0\t1", R.DUPLICATE_MERGED),
+]
+
+DAT_CASES = [      # node lines are not records; each arc line is one (no "<nodes> <edges>" header line:
+                   # the reader would take it for an arc)
+    Case(None, "0 1", W),
+    Case(None, "0 2", R.UNSUPPORTED_SCHEME),       # node 2 is an ftp URL
+    Case(None, "0 9", R.NULL_FIELD),               # node 9 has no line
+    Case(None, "1 1", R.SELF_LINK),
+]
+DAT_NODES = "0 http://www.alpha.com/\n1 http://www.beta.org/\n2 ftp://www.beta.org/file\n"
+
+GML_CASES = [      # nodes: 0 www.alpha.com, 1 www.beta.org, 2 mailto:x; each edge is one record
+    Case(None, (0, 1), W),
+    Case(None, (0, 2), R.MALFORMED_URL),           # "mailto:x" has no "scheme://": read as host "mailto", port "x"
+    Case(None, (0, 7), R.NULL_FIELD),              # edge to a node that does not exist
+    Case(None, (1, 1), R.SELF_LINK),
+]
+
+
+def _line(record) -> bytes:
+    if isinstance(record, bytes):
+        return record
+    return (record if isinstance(record, str) else json.dumps(record)).encode()
+
+
+def write_jsonl(path: Path, cases) -> Path:
+    # blank lines are not records (JSON Lines), so they count neither as read nor as rejected
+    path.write_bytes(b"\n\n".join(_line(c.record) for c in cases) + b"\n   \n")
+    return path
+
+
+def write_csv(path: Path, cases) -> Path:
+    path.write_bytes(CSV_HEADER.encode() + b"\n" + b"\n".join(_line(c.record) for c in cases) + b"\n")
+    return path
+
+
+def write_arcs(path: Path, cases) -> Path:
+    path.write_bytes(b"# arc list\n% comment\n\n" + b"\n".join(_line(c.record) for c in cases) + b"\n")
+    return path
+
+
+def write_dat(path: Path, cases) -> Path:
+    path.write_text(DAT_NODES + "".join(f"{c.record}\n" for c in cases))
+    return path
+
+
+def write_gml(path: Path, cases) -> Path:
+    nodes = 'node [ id 0 label "www.alpha.com" ] node [ id 1 label "http://www.beta.org/" ] node [ id 2 label "mailto:x" ]'
+    edges = " ".join(f"edge [ source {a} target {b} ]" for a, b in (c.record for c in cases))
+    path.write_text(f"graph [ directed 1 {nodes} {edges} ]")
+    return path
+
+
+@dataclass(frozen=True)
+class FormatCases:
+    suffix: str
+    write: Callable[[Path, list[Case]], Path]
+    cases: list[Case]
+
+
+FORMATS = {
+    "jsonl": FormatCases(".jsonl", write_jsonl, JSONL_CASES),
+    "csv": FormatCases(".csv", write_csv, CSV_CASES),
+    "arcs": FormatCases(".arcs", write_arcs, ARCS_CASES),
+    "dat": FormatCases(".dat", write_dat, DAT_CASES),
+    "gml": FormatCases(".gml", write_gml, GML_CASES),
+}
+
+
+def fresh_config(tmp_path: Path):
+    return config_from_dict({"lake": {"path": str(tmp_path / "lake")}})
+
+
+def assert_accounted(spark, config, report, expected_read: int):
+    """read = written + rejected, and the tables agree: ``written`` rows in links (a fresh lake)."""
+    assert report.read == expected_read
+    assert report.written + report.rejected == report.read, report
+    assert Lake(spark, config.lake).read(S.LINKS_TABLE).count() == report.written
+
+
+def marker_text(df):
+    """Where a case's marker is: its context window or anchor, or the raw line of an unparsable
+    record (the detail of MALFORMED_RECORD; other details name URLs, which may hold markers)."""
+    parts = [F.col(S.CONTEXT_WINDOW), F.col(S.ANCHOR_TEXT)]
+    if S.REASON in df.columns:
+        parts.append(F.when(F.col(S.REASON) == R.MALFORMED_RECORD, F.col(S.DETAIL)))
+    return F.concat_ws("\u0001", *[F.coalesce(p, F.lit("")) for p in parts])
+
+
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
+def test_every_record_is_written_or_rejected_with_its_reason(spark, tmp_path, fmt):
+    spec = FORMATS[fmt]
+    path = spec.write(tmp_path / f"input{spec.suffix}", spec.cases)
+    config = fresh_config(tmp_path)
+    report = ingest_step(spark, config, str(path), fmt)
+
+    assert_accounted(spark, config, report, expected_read=len(spec.cases))
+    assert report.written == sum(c.expected == W for c in spec.cases)
+    assert report.rejected_by_reason == dict(Counter(c.expected for c in spec.cases if c.expected != W))
+
+    lake = Lake(spark, config.lake)
+    rejects = lake.read(S.REJECTS_TABLE)
+    rejects = rejects.select(S.REASON, marker_text(rejects).alias("text")).collect()
+    links = lake.read(S.LINKS_TABLE)
+    stored = [r.text for r in links.select(marker_text(links).alias("text")).collect()]
+    for case in spec.cases:
+        if case.marker is None:
+            continue
+        found = [r.reason for r in rejects if case.marker in r.text]
+        if case.expected == W:
+            assert not found and any(case.marker in text for text in stored), case.marker
+        else:
+            assert found == [case.expected], (case.marker, found)
+
+
+def test_canonical_forms_of_the_idna_and_percent_encoding_cases(spark, tmp_path):
+    config = fresh_config(tmp_path)
+    cases = [c for c in JSONL_CASES if c.marker in ("j06", "j08")]
+    ingest_step(spark, config, str(write_jsonl(tmp_path / "in.jsonl", cases)), "jsonl")
+    urls = {r.url for r in Lake(spark, config.lake).read(S.PAGES_TABLE).collect()}
+    assert urls == {"http://www.alpha.com/", "http://xn--bcher-kva.de/j06", "http://www.beta.org/~j08/%25zz/A"}
+
+
+def test_parquet_wrong_types_nulls_and_extra_columns(spark, tmp_path):
+    path = tmp_path / "edges.parquet"
+    table = pa.table({
+        "from_url": ["http://www.alpha.com/", "http://www.alpha.com/", None, "http://www.alpha.com/"],
+        "to_url": ["http://www.beta.org/p1", "http://www.beta.org/p2", "http://www.beta.org/p3", "http://www.beta.org/p4"],
+        "anchor_text": pa.array([7, None, 9, 10], pa.int64()),                # wrong type: kept as text
+        "discovered_at": pa.array([1_700_000_000, None, None, None], pa.int64()),   # epoch seconds: not a timestamp
+        "last_seen_at": pa.array([None, "2026-01-01T00:00:00Z", None, "1900-01-01T00:00:00Z"]),   # 1900: before the Web
+        "extra": pa.array([[1], [2], [3], [4]]),                              # extra (nested) column: ignored
+    })
+    pq.write_table(table, path)
+    config = fresh_config(tmp_path)
+    report = ingest_step(spark, config, str(path), "parquet")
+    assert_accounted(spark, config, report, expected_read=4)
+    assert report.rejected_by_reason == {R.MALFORMED_TIMESTAMP: 2, R.NULL_FIELD: 1}
+    (link,) = Lake(spark, config.lake).read(S.LINKS_TABLE).collect()
+    assert link.anchor_text is None and link.last_seen_at.year == 2026
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv", "arcs", "parquet"])
+def test_empty_input_reads_nothing_and_fails_nothing(spark, tmp_path, fmt):
+    if fmt == "parquet":
+        path = tmp_path / "empty.parquet"
+        pq.write_table(pa.table({"from_url": pa.array([], pa.string()), "to_url": pa.array([], pa.string())}), path)
+    else:
+        path = tmp_path / f"empty.{fmt}"
+        path.write_bytes(b"")
+    config = fresh_config(tmp_path)
+    report = ingest_step(spark, config, str(path), fmt)
+    assert (report.read, report.written, report.rejected) == (0, 0, 0)
+    assert Lake(spark, config.lake).read(S.LINKS_TABLE).count() == 0
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "arcs", "gml"])
+def test_truncated_gzip_stops_with_a_clear_message_and_writes_nothing(spark, tmp_path, capsys, fmt):
+    records = {"jsonl": b'{"from_url": "http://www.alpha.com/", "to_url": "http://www.beta.org/"}\n' * 3000,
+               "arcs": b"0\t1\n1\t2\n" * 5000,
+               "gml": b'graph [ node [ id 0 label "a.com" ] node [ id 1 label "b.com" ] ' + b"edge [ source 0 target 1 ] " * 3000 + b"]"}[fmt]
+    compressed = gzip.compress(records)
+    path = tmp_path / f"input.{fmt}.gz"
+    path.write_bytes(compressed[: len(compressed) * 2 // 3])   # cut mid-stream
+    lake = tmp_path / "lake"
+    assert main(["ingest", "--input", str(path), "--format", fmt, "--lake", str(lake)]) == 2
+    err = capsys.readouterr().err
+    assert f"input {path} cannot be read to its end" in err and "nothing was ingested" in err
+    assert not data_files(lake)
+
+
+# --- property: any mix of records is accounted for --------------------------------------------------
+
+urls = st.one_of(
+    st.none(),
+    st.sampled_from(["http://www.alpha.com/", "https://beta.org/x", "http://B\u00fccher.de/", "/rel", "ftp://x.org/",
+                     "http://www.alpha.com/a/../b?q=%7e", "mailto:me@x.org", "http://localhost/"]),
+    st.builds(lambda host, path: f"http://{host}.com/{path}", st.sampled_from(["www.alpha", "gamma", "d-e"]),
+              st.text(max_size=12)),
+    st.text(max_size=30),
+)
+optional_text = st.one_of(st.none(), st.text(max_size=20), st.integers(), st.booleans())
+timestamps = st.one_of(st.none(), st.sampled_from(["2026-01-01T00:00:00Z", "1980-01-01", "2026-13-40", "9999-12-31"]),
+                       st.datetimes().map(lambda d: d.isoformat()))
+records = st.one_of(
+    st.fixed_dictionaries({"from_url": urls, "to_url": urls},
+                          optional={"anchor_text": optional_text, "position": optional_text, "rel": optional_text,
+                                    "discovered_at": timestamps, "last_seen_at": timestamps}),
+    st.text(max_size=20).filter(lambda s: s.strip() and "\n" not in s and "\r" not in s),   # arbitrary non-blank lines
+)
+
+
+@settings(max_examples=3, deadline=None, phases=[Phase.explicit, Phase.generate],
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(batch=st.lists(records, min_size=1, max_size=40))
+def test_any_batch_is_fully_accounted_for(spark, tmp_path_factory, batch):
+    base = tmp_path_factory.mktemp("prop")
+    path = base / "batch.jsonl"
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in batch))
+    config = config_from_dict({"lake": {"path": str(base / "lake")}})
+    report = ingest_step(spark, config, str(path), "jsonl")
+    assert_accounted(spark, config, report, expected_read=len(batch))
+    assert set(report.rejected_by_reason) <= {v for k, v in vars(R).items() if k.isupper()}
+    rejects = Lake(spark, config.lake).read(S.REJECTS_TABLE)
+    assert rejects.where(F.col(S.DETAIL).isNull() | F.col(S.REASON).isNull()).count() == 0

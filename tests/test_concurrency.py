@@ -1,0 +1,184 @@
+"""Two ingests into one lake at once: Delta serialises their MERGEs; the loser of a race fails with
+Delta's conflict error (a clear message naming it) and lands when re-run, and the lake ends up
+exactly as if the two batches had been ingested one after the other: no row lost or duplicated."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import threading
+import time
+
+import pytest
+from pyspark.sql import functions as F
+from pyspark.sql.types import BooleanType
+from pyspark.testing import assertDataFrameEqual
+from reliability_support import crawl_records, write_jsonl
+
+from linkgraph import pipeline
+from linkgraph import schemas as S
+from linkgraph.config import config_from_dict
+from linkgraph.io.delta import Lake
+from linkgraph.pipeline import ingest_step
+from linkgraph.reliability import ConflictRetriesExhausted, retry_on_conflict
+
+
+def by_url(spark, lake_dir):
+    """Pages and links keyed by URL (page ids depend on which batch landed first)."""
+    lake = spark.read.format("delta")
+    pages = lake.load(str(lake_dir / S.PAGES_TABLE))
+    links = lake.load(str(lake_dir / S.LINKS_TABLE))
+    src = pages.select(F.col(S.PAGE_ID).alias(S.SRC_ID), F.col(S.URL).alias(S.FROM_URL))
+    dst = pages.select(F.col(S.PAGE_ID).alias(S.DST_ID), F.col(S.URL).alias(S.TO_URL))
+    link_rows = links.join(src, on=S.SRC_ID, how="inner").join(dst, on=S.DST_ID, how="inner").drop(S.SRC_ID, S.DST_ID)
+    rejects = lake.load(str(lake_dir / S.REJECTS_TABLE)).drop(S.REJECTED_AT)
+    return pages.drop(S.PAGE_ID), link_rows, rejects
+
+
+def assert_ids_unique_and_dense(spark, lake_dir):
+    pages = spark.read.format("delta").load(str(lake_dir / S.PAGES_TABLE))
+    row = pages.agg(F.count("*").alias("n"), F.countDistinct(S.PAGE_ID).alias("ids"),
+                    F.countDistinct(S.URL).alias("urls"), F.max(S.PAGE_ID).alias("max_id")).first()
+    assert row.n == row.ids == row.urls == row.max_id + 1, row
+    links = spark.read.format("delta").load(str(lake_dir / S.LINKS_TABLE))
+    assert links.select(S.SRC_ID, S.DST_ID).distinct().count() == links.count()
+
+
+@pytest.fixture(scope="module")
+def batches(spark, tmp_path_factory):
+    """Two overlapping batches (shared pages, some shared links) and the lake after ingesting them
+    one after the other."""
+    base = tmp_path_factory.mktemp("concurrent")
+    first = write_jsonl(base / "first.jsonl", crawl_records(seed=1)[:300])
+    second = write_jsonl(base / "second.jsonl", crawl_records(seed=2)[:300])
+    reference = base / "reference"
+    config = config_from_dict({"lake": {"path": str(reference)}})
+    ingest_step(spark, config, first, "jsonl")
+    ingest_step(spark, config, second, "jsonl")
+    return base, first, second, reference
+
+
+def test_conflicting_ingest_fails_with_a_clear_message_then_lands_on_retry(spark, batches, tmp_path, monkeypatch):
+    """Deterministic race: the first ingest's pages MERGE is held open (a UDF in its source waits
+    for a flag file) while the second ingest commits; the held MERGE then conflicts."""
+    _, first, second, reference = batches
+    lake_dir = tmp_path / "lake"
+    no_retry = config_from_dict({"lake": {"path": str(lake_dir)}, "reliability": {"conflict_attempts": 1}})
+    entered, release = tmp_path / "entered", tmp_path / "release"
+
+    def wait_for_release(url):
+        # runs in a Python worker: the first task to get here holds its MERGE open
+        try:
+            os.close(os.open(entered, os.O_CREAT | os.O_EXCL))
+        except FileExistsError:
+            return True
+        while not os.path.exists(release):
+            time.sleep(0.05)
+        return True
+
+    held = F.udf(wait_for_release, BooleanType())
+    original = pipeline.upsert_pages
+
+    def upsert_pages_held(lake, pages, key):
+        if threading.current_thread().name == "held-ingest":
+            pages = pages.where(held(F.col(S.URL)))
+        return original(lake, pages, key)
+
+    monkeypatch.setattr(pipeline, "upsert_pages", upsert_pages_held)
+    outcome: dict[str, BaseException | object] = {}
+
+    def run_held():
+        try:
+            outcome["report"] = ingest_step(spark, no_retry, first, "jsonl")
+        except BaseException as exc:  # noqa: BLE001 - handed to the test thread
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=run_held, name="held-ingest")
+    thread.start()
+    deadline = time.monotonic() + 600
+    while not entered.exists():
+        assert thread.is_alive() and time.monotonic() < deadline, outcome
+        time.sleep(0.1)
+    winner = ingest_step(spark, no_retry, second, "jsonl")
+    release.touch()
+    thread.join(600)
+    assert winner.written + winner.rejected == winner.read
+
+    error = outcome.get("error")
+    assert isinstance(error, ConflictRetriesExhausted), outcome
+    message = str(error)
+    assert f"ingest {first}: a concurrent job committed to the same Delta table first (Concurrent" in message
+    assert "re-run the command" in message
+
+    monkeypatch.setattr(pipeline, "upsert_pages", original)
+    retried = ingest_step(spark, no_retry, first, "jsonl")
+    assert retried.read == retried.written + retried.rejected == 300
+    assert_ids_unique_and_dense(spark, lake_dir)
+    for got, expected in zip(by_url(spark, lake_dir), by_url(spark, reference)):
+        assertDataFrameEqual(got, expected)
+
+
+def test_simultaneous_ingests_both_land(spark, batches, tmp_path, caplog):
+    """Free race on a fresh lake: both jobs start together (table creation races too); with the
+    default retries both land, whichever conflicts."""
+    _, first, second, reference = batches
+    config = config_from_dict({"lake": {"path": str(tmp_path / "lake")},
+                               "reliability": {"conflict_attempts": 5, "conflict_backoff_seconds": 0.5}})
+    reports, errors = {}, {}
+
+    def run(name, path):
+        try:
+            reports[name] = ingest_step(spark, config, path, "jsonl")
+        except BaseException as exc:  # noqa: BLE001 - handed to the test thread
+            errors[name] = exc
+
+    caplog.set_level(logging.WARNING, logger="linkgraph.reliability")
+    threads = [threading.Thread(target=run, args=(n, p)) for n, p in (("first", first), ("second", second))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(900)
+    assert not errors, errors
+    assert all(r.read == r.written + r.rejected == 300 for r in reports.values())
+    retries = [r.getMessage() for r in caplog.records if "retrying the step" in r.getMessage()]
+    print(f"conflicts retried: {len(retries)}", *retries, sep="\n")
+    assert_ids_unique_and_dense(spark, tmp_path / "lake")
+    for got, expected in zip(by_url(spark, tmp_path / "lake"), by_url(spark, reference)):
+        assertDataFrameEqual(got, expected)
+
+
+def test_retry_reruns_only_on_delta_conflicts():
+    from delta.exceptions import ConcurrentAppendException
+
+    calls, waits = [], []
+
+    def step():
+        calls.append(1)
+        if len(calls) < 3:
+            raise ConcurrentAppendException("Files were added to the root of the table by a concurrent update.")
+        return "done"
+
+    assert retry_on_conflict(step, "ingest x", attempts=3, backoff_seconds=1.0, sleep=waits.append) == "done"
+    assert len(calls) == 3 and len(waits) == 2 and 0.5 <= waits[0] < 1.5 and 1.0 <= waits[1] < 3.0
+
+    calls.clear()
+    with pytest.raises(ConflictRetriesExhausted, match=r"ingest x: .*\(ConcurrentAppendException\) on each of 2"):
+        retry_on_conflict(step, "ingest x", attempts=2, backoff_seconds=0.0, sleep=waits.append)
+
+    def broken():
+        calls.append(1)
+        raise ValueError("not a conflict")
+
+    calls.clear()
+    with pytest.raises(ValueError):
+        retry_on_conflict(broken, "ingest x", attempts=3, backoff_seconds=0.0, sleep=waits.append)
+    assert len(calls) == 1
+
+
+def test_config_rejects_no_attempts():
+    from linkgraph.config import ConfigError
+
+    with pytest.raises(ConfigError, match="reliability.conflict_attempts"):
+        config_from_dict({"reliability": {"conflict_attempts": 0}})
+    assert dataclasses.asdict(config_from_dict({}).reliability) == {"conflict_attempts": 3, "conflict_backoff_seconds": 2.0}
