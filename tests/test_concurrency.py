@@ -19,7 +19,6 @@ from reliability_support import crawl_records, write_jsonl
 from linkgraph import pipeline
 from linkgraph import schemas as S
 from linkgraph.config import config_from_dict
-from linkgraph.io.delta import Lake
 from linkgraph.pipeline import ingest_step
 from linkgraph.reliability import ConflictRetriesExhausted, retry_on_conflict
 
