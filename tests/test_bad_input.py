@@ -208,10 +208,6 @@ def test_every_record_is_written_or_rejected_with_its_reason(spark, tmp_path, fm
     config = fresh_config(tmp_path)
     report = ingest_step(spark, config, str(path), fmt)
 
-    assert_accounted(spark, config, report, expected_read=len(spec.cases))
-    assert report.written == sum(c.expected == W for c in spec.cases)
-    assert report.rejected_by_reason == dict(Counter(c.expected for c in spec.cases if c.expected != W))
-
     lake = Lake(spark, config.lake)
     rejects = lake.read(S.REJECTS_TABLE)
     rejects = rejects.select(S.REASON, marker_text(rejects).alias("text")).collect()
@@ -225,14 +221,12 @@ def test_every_record_is_written_or_rejected_with_its_reason(spark, tmp_path, fm
             assert not found and any(case.marker in text for text in stored), case.marker
         else:
             assert found == [case.expected], (case.marker, found)
-
-
-def test_canonical_forms_of_the_idna_and_percent_encoding_cases(spark, tmp_path):
-    config = fresh_config(tmp_path)
-    cases = [c for c in JSONL_CASES if c.marker in ("j06", "j08")]
-    ingest_step(spark, config, str(write_jsonl(tmp_path / "in.jsonl", cases)), "jsonl")
-    urls = {r.url for r in Lake(spark, config.lake).read(S.PAGES_TABLE).collect()}
-    assert urls == {"http://www.alpha.com/", "http://xn--bcher-kva.de/j06", "http://www.beta.org/~j08/%25zz/A"}
+    assert_accounted(spark, config, report, expected_read=len(spec.cases))
+    assert report.written == sum(c.expected == W for c in spec.cases)
+    assert report.rejected_by_reason == dict(Counter(c.expected for c in spec.cases if c.expected != W))
+    if fmt == "jsonl":   # the IDNA and percent-encoding cases are stored canonical
+        urls = {r.url for r in lake.read(S.PAGES_TABLE).collect()}
+        assert {"http://xn--bcher-kva.de/j06", "http://www.beta.org/~j08/%25zz/A"} <= urls
 
 
 def test_parquet_wrong_types_nulls_and_extra_columns(spark, tmp_path):

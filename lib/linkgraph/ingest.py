@@ -82,10 +82,12 @@ def _bad_timestamp(column: str, parsed: str) -> Column:
 
 # --- invalid UTF-8 (reliability) ---
 def _invalid_utf8() -> Column:
-    """Text readers decode invalid UTF-8 bytes to U+FFFD; such a value is not what the crawler
-    saw, so the record is rejected instead of stored with replacement characters."""
+    """A value with invalid UTF-8 bytes (kept as they are by the text reader, decoded to U+FFFD by
+    the CSV reader) is not what the crawler saw, so the record is rejected instead of stored with
+    replacement characters."""
     columns = [f.name for f in S.RAW_EDGE_RECORD.fields]
-    bad = F.coalesce(*[F.when(F.instr(F.col(c), "\ufffd") > 0, F.lit(c)) for c in columns])
+    invalid = [~F.is_valid_utf8(F.col(c)) | (F.instr(F.col(c), "\ufffd") > 0) for c in columns]
+    bad = F.coalesce(*[F.when(is_invalid, F.lit(c)) for c, is_invalid in zip(columns, invalid)])
     return _reject(bad.isNotNull(), S.Reason.MALFORMED_RECORD, F.concat(F.lit("invalid UTF-8 in "), bad))
 
 

@@ -21,6 +21,7 @@ from linkgraph import schemas as S
 from linkgraph.config import Config
 from linkgraph.io.delta import Lake
 from linkgraph.rank.graph import VERTEX as VERTEX_COLUMN
+from linkgraph.reliability import guard_new_page_ids
 
 log = logging.getLogger(__name__)
 
@@ -158,6 +159,7 @@ def _ingest_edges(lake: Lake, config: Config, raw: DataFrame, report: IngestRepo
         report.rejected = sum(report.rejected_by_reason.values())
 
         ensure_core_tables(lake)
+        pages_read_version = lake.version(S.PAGES_TABLE)
         existing = lake.read(S.PAGES_TABLE)
         if existing.where(F.col(S.URL).isNull()).limit(1).count():
             raise readers.InputSchemaError(
@@ -170,6 +172,7 @@ def _ingest_edges(lake: Lake, config: Config, raw: DataFrame, report: IngestRepo
         known_pages = pages_batch.join(existing.select(S.URL, S.PAGE_ID, S.URL_KEY), on=S.URL, how="inner")
         pages_update = new_pages.unionByName(known_pages.select(*[f.name for f in S.PAGES.fields]))
         report.pages_inserted, report.pages_updated = upsert_pages(lake, pages_update, key=S.URL)
+        guard_new_page_ids(lake, pages_read_version, new_pages)
 
         resolved = I.links_with_ids(links, lake.read(S.PAGES_TABLE))
         report.links_inserted, report.links_updated = upsert_links(lake, resolved)

@@ -98,6 +98,13 @@ def read_edges(spark: SparkSession, path: str, fmt: str, csv_delimiter: str = ",
             .option("columnNameOfCorruptRecord", CORRUPT_RECORD)
             .csv(path)
         )
+        # Spark flags a row with too many or too few fields only when it parses every column; the
+        # header's columns the job does not use would be pruned, so the corrupt-record column is
+        # made to depend on them (a length is never negative, but the optimizer cannot tell).
+        unused = [c for c in header if c not in RAW_WITH_CORRUPT.fieldNames()]
+        if unused:
+            parsed = F.length(F.concat_ws("\u0001", *[F.col(f"`{c}`") for c in unused])) >= 0
+            df = df.withColumn(CORRUPT_RECORD, F.when(parsed, F.col(CORRUPT_RECORD)))
         return to_raw_edges(df)
     if fmt == "dat":
         return read_url_graph_dat(spark, path)

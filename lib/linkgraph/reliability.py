@@ -15,7 +15,10 @@ from __future__ import annotations
 import logging
 import random
 import time
-from typing import Callable, TypeVar
+from typing import TYPE_CHECKING, Callable, TypeVar
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
 
 log = logging.getLogger(__name__)
 
@@ -26,13 +29,18 @@ class ConflictRetriesExhausted(RuntimeError):
     """Every attempt of a step conflicted with a concurrent Delta commit."""
 
 
+class ConcurrentPageIdException(RuntimeError):
+    """Another ingest committed new pages between this one numbering its new pages and committing
+    them, and ids collided; this ingest's inserted pages were removed again (a conflict: retried)."""
+
+
 def is_delta_conflict(exc: BaseException) -> bool:
     """True for Delta's concurrent-modification errors (Python wrappers or their JVM class names)."""
     from delta import exceptions as delta_errors
 
     # Delta's Python conflict classes do not share a base class (each derives PySparkException).
     conflicts = tuple(getattr(delta_errors, name) for name in delta_errors.__all__)
-    if isinstance(exc, conflicts):
+    if isinstance(exc, conflicts + (ConcurrentPageIdException,)):
         return True
     # Unconverted JVM errors (e.g. raised inside a py4j call the converter does not see).
     text = f"{type(exc).__name__}: {exc}"
@@ -100,3 +108,32 @@ def unreadable_input(exc: BaseException) -> str | None:
         if marker.lower() in text.lower():
             return marker
     return None
+
+
+def guard_new_page_ids(lake, read_version: int | None, numbered: "DataFrame") -> None:
+    """After the pages MERGE: make sure no page id is used twice.
+
+    New page ids are numbered from ``max(page_id)`` of the ``pages`` version ``read_version``, read
+    before the MERGE; Delta's conflict check covers only the MERGE's own read, so another ingest
+    committing new pages in between goes unnoticed by Delta and both number from the same maximum.
+    The later committer finds the other commit in the table's history; if ids are then shared, it
+    deletes the rows it inserted (``numbered``: url, page_id) in one commit and raises
+    ``ConcurrentPageIdException``, which ``retry_on_conflict`` treats as a conflict.
+    """
+    from pyspark.sql import functions as F
+
+    from linkgraph import schemas as S
+
+    later = lake.delta_table(S.PAGES_TABLE).history().where(F.col("version") > F.lit(read_version if read_version is not None else -1))
+    if later.count() <= 1:   # only this ingest's own commit (or none)
+        return
+    shared = lake.read(S.PAGES_TABLE).groupBy(S.PAGE_ID).count().where(F.col("count") > 1)
+    if not shared.limit(1).count():
+        return
+    mine = numbered.select(S.URL, S.PAGE_ID)
+    lake.delta_table(S.PAGES_TABLE).alias("t").merge(
+        mine.alias("s"), f"t.{S.URL} = s.{S.URL} AND t.{S.PAGE_ID} = s.{S.PAGE_ID}"
+    ).whenMatchedDelete().execute()
+    raise ConcurrentPageIdException(
+        "another ingest committed new pages with the same new page ids while this one ran; its own new pages were removed"
+    )
