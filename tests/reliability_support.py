@@ -106,13 +106,14 @@ def check_every_version(spark: SparkSession, table_dir: Path, check: Callable[[i
 N_HOSTS, PAGES_PER_HOST = 12, 8
 
 
-def crawl_records(seed: int = 11) -> list[dict | str]:
-    """About 500 edge records over 96 pages on 12 hosts, with duplicates, self-links and bad rows."""
+def crawl_records(seed: int = 11, first_host: int = 0) -> list[dict | str]:
+    """About 500 edge records over 96 pages on 12 hosts (``site<first_host>`` on), with
+    duplicates, self-links and bad rows."""
     rng = np.random.default_rng(seed)
     records: list[dict | str] = []
     for i in range(480):
-        h, p = int(rng.integers(N_HOSTS)), int(rng.integers(PAGES_PER_HOST))
-        dh = h if rng.random() < 0.6 else int(rng.integers(N_HOSTS))
+        h, p = first_host + int(rng.integers(N_HOSTS)), int(rng.integers(PAGES_PER_HOST))
+        dh = h if rng.random() < 0.6 else first_host + int(rng.integers(N_HOSTS))
         dp = int(rng.integers(PAGES_PER_HOST))
         records.append({"from_url": f"http://www.site{h}.com/p{p}", "to_url": f"http://www.site{dh}.com/p{dp}",
                         "anchor_text": f"page {dp}", "last_seen_at": f"2026-01-{1 + i % 28:02d}T00:00:00Z"})
