@@ -8,7 +8,9 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
+import uuid
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 
 from pyspark import StorageLevel
@@ -24,6 +26,29 @@ from linkgraph.rank.graph import VERTEX as VERTEX_COLUMN
 from linkgraph.reliability import guard_new_page_ids
 
 log = logging.getLogger(__name__)
+
+
+def new_run_id(started_at: datetime | None = None) -> str:
+    """``20261130T012200-1a2b3c4d``: the start time (UTC) and a random suffix; sorts by start."""
+    started_at = started_at or datetime.now(timezone.utc)
+    return f"{started_at:%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
+
+
+def reasons_text(by_reason: dict[str, int]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in sorted(by_reason.items())) or "none"
+
+
+def latest_rank_run_id(lake: Lake) -> str | None:
+    """The run the ``pagerank`` table holds (it is replaced by each run); None before any."""
+    if not lake.exists(S.PAGERANK_TABLE):
+        return None
+    first = lake.read(S.PAGERANK_TABLE).select(S.RUN_ID).first()
+    return first[S.RUN_ID] if first else None
+
+
+def _raw_with_to_url(to_url) -> list:
+    """The raw edge-record columns of a reject row that is not an edge: all null but ``to_url``."""
+    return [(to_url if f.name == S.TO_URL else F.lit(None)).cast("string").alias(f.name) for f in S.RAW_EDGE_RECORD.fields]
 
 
 @dataclass
@@ -47,7 +72,7 @@ class IngestReport:
         return self.links_inserted + self.links_updated
 
     def summary(self) -> str:
-        reasons = ", ".join(f"{k}={v}" for k, v in sorted(self.rejected_by_reason.items())) or "none"
+        reasons = reasons_text(self.rejected_by_reason)
         return (
             f"ingest {self.source}: read={self.read} upserted={self.upserted} rejected={self.rejected} "
             f"(links +{self.links_inserted} new, {self.links_updated} updated; pages +{self.pages_inserted} new, "
@@ -281,9 +306,6 @@ def pagerank_step(
     """PageRank over the lake's pages/links; writes ``pagerank`` (overwrite) and ``rank_runs``
     (append).  Config ``rank`` gives engine, damping, tolerance, cap and checkpointing."""
     import hashlib
-    import uuid
-    from datetime import datetime, timezone
-
     from linkgraph.rank import teleport as T
     from linkgraph.rank.engine import BlockEngine, RankParams
     from linkgraph.rank.graph import VERTEX, build_rank_graph
@@ -295,9 +317,7 @@ def pagerank_step(
     rc = config.rank
     personalization = personalization or PersonalizationSpec()
     lake = Lake(spark, config.lake)
-    for table in (S.PAGES_TABLE, S.LINKS_TABLE):
-        if not lake.exists(table):
-            raise readers.InputSchemaError(f"table '{table}' not found in lake {lake.config.path}: run ingest first")
+    lake.require(S.PAGES_TABLE, S.LINKS_TABLE)
     graph_version = lake.version(S.LINKS_TABLE)
     pages, links = lake.read(S.PAGES_TABLE), lake.read(S.LINKS_TABLE)
     graph = build_rank_graph(pages, links, tuple(rc.exclude_link_types))
@@ -326,7 +346,7 @@ def pagerank_step(
     run_key = hashlib.sha256(
         repr((rc.engine, params, graph_version, graph.n, graph.n_edges, personalization.describe(), warm_start)).encode()
     ).hexdigest()[:16]
-    run_id = f"{started_at:%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
+    run_id = new_run_id(started_at)
 
     initial = None
     if warm_start and lake.exists(S.PAGERANK_TABLE):
@@ -425,9 +445,6 @@ def analyze_step(spark: SparkSession, config: Config) -> AnalysisReport:
     Every table is rebuilt in one overwrite commit each, recording its inputs (table versions,
     config); when all of them already record the current inputs nothing is written.
     """
-    import uuid
-    from datetime import datetime, timezone
-
     from linkgraph import domains as D
     from linkgraph import indexes as X
     from linkgraph.rank.engine import BlockEngine, RankParams
@@ -435,7 +452,7 @@ def analyze_step(spark: SparkSession, config: Config) -> AnalysisReport:
     started = time.monotonic()
     ac = config.analysis
     lake = Lake(spark, config.lake)
-    _require_tables(lake, S.PAGES_TABLE, S.LINKS_TABLE)
+    lake.require(S.PAGES_TABLE, S.LINKS_TABLE)
     report = AnalysisReport(inputs=_analysis_inputs(lake, config))
     if all(lake.built_from(table) == report.inputs for table in ANALYSIS_TABLES):
         report.up_to_date = True
@@ -445,7 +462,7 @@ def analyze_step(spark: SparkSession, config: Config) -> AnalysisReport:
 
     def write(table: str, df: DataFrame) -> None:
         lake.overwrite(table, df, built_from=report.inputs)
-        report.rows[table] = lake.read(table).count()
+        report.rows[table] = lake.rows_written(table)
         log.info("analyze: wrote %s (%d rows)", table, report.rows[table])
 
     write(S.FORWARD_INDEX_TABLE, _by_page_id(X.forward_index(links)))
@@ -471,7 +488,7 @@ def analyze_step(spark: SparkSession, config: Config) -> AnalysisReport:
                             block_max_vertices=config.rank.block_max_vertices)
         result = BlockEngine(spark, params).run(graph)
         authority = result.ranks.join(index, on=VERTEX_COLUMN, how="inner").select(S.DOMAIN, F.col(S.RANK).alias(S.AUTHORITY))
-        run_id = f"{datetime.now(timezone.utc):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
+        run_id = new_run_id()
         log.info("analyze: domain authority over %d domains: %d iterations, converged=%s",
                  graph.n, result.iterations, result.converged)
         write(S.DOMAIN_AUTHORITY_TABLE, D.authority_scale(authority, run_id))
@@ -488,12 +505,6 @@ def analyze_step(spark: SparkSession, config: Config) -> AnalysisReport:
     report.seconds = time.monotonic() - started
     log.info(report.summary())
     return report
-
-
-def _require_tables(lake: Lake, *tables: str) -> None:
-    for table in tables:
-        if not lake.exists(table):
-            raise readers.InputSchemaError(f"table '{table}' not found in lake {lake.config.path}: run ingest first")
 
 
 LINK_DIRECTIONS = ("out", "in", "anchors")
@@ -517,7 +528,7 @@ def lookup_links_compressed(spark: SparkSession, config: Config, direction: str,
     from linkgraph.compress import ConnectivityIndex
 
     lake = Lake(spark, config.lake)
-    _require_tables(lake, S.PAGES_TABLE, S.LINKS_COMPRESSED_FORWARD_TABLE)
+    lake.require(S.PAGES_TABLE, S.LINKS_COMPRESSED_FORWARD_TABLE)
     pages = lake.read(S.PAGES_TABLE)
     page_id = _page_id_of(lake, pages, url)
     index = ConnectivityIndex.load(lake)
@@ -534,7 +545,7 @@ def lookup_links(spark: SparkSession, config: Config, direction: str, url: str) 
     """
 
     lake = Lake(spark, config.lake)
-    _require_tables(lake, S.PAGES_TABLE, S.FORWARD_INDEX_TABLE, S.REVERSE_INDEX_TABLE, S.ANCHOR_INDEX_TABLE)
+    lake.require(S.PAGES_TABLE, S.FORWARD_INDEX_TABLE, S.REVERSE_INDEX_TABLE, S.ANCHOR_INDEX_TABLE)
     pages = lake.read(S.PAGES_TABLE)
     page_id = _page_id_of(lake, pages, url)
     if direction == "anchors":
@@ -563,7 +574,7 @@ class SitemapReport:
     seconds: float = 0.0
 
     def summary(self) -> str:
-        reasons = ", ".join(f"{k}={v}" for k, v in sorted(self.rejected_by_reason.items())) or "none"
+        reasons = reasons_text(self.rejected_by_reason)
         return (
             f"ingest-sitemaps {self.source}: files={self.files} entries={self.entries} rejected={self.rejected} "
             f"(by reason: {reasons}); sitemaps +{self.inserted} new, {self.updated} updated; "
@@ -605,9 +616,7 @@ def ingest_sitemaps_step(spark: SparkSession, config: Config, input_path: str) -
                         F.struct(F.coalesce(S.LASTMOD, F.lit("1900-01-01").cast("timestamp")), S.PRIORITY,
                                  F.reverse(S.SITEMAP).alias("_tiebreak")))
         unique = entries.groupBy(S.URL).agg(best.alias("_e")).select(S.URL, "_e.*")
-        raw_nulls = {c: F.lit(None).cast("string") for c in (f.name for f in S.RAW_EDGE_RECORD.fields)}
-        bad = parsed.where(F.col("kind") == SM.REJECT).select(
-            S.REASON, S.DETAIL, "sitemap", *[v.alias(k) for k, v in {**raw_nulls, S.TO_URL: F.col("raw")}.items()])
+        bad = parsed.where(F.col("kind") == SM.REJECT).select(S.REASON, S.DETAIL, "sitemap", *_raw_with_to_url(F.col("raw")))
         rejects = I.reject_rows(bad, F.col("sitemap")).persist(StorageLevel.MEMORY_AND_DISK)
         report.rejected_by_reason = _count_rejects(rejects)
         report.rejected = sum(report.rejected_by_reason.values())
@@ -635,10 +644,7 @@ def import_authority_step(spark: SparkSession, config: Config, input_path: str, 
 
     lake = Lake(spark, config.lake)
     valid, bad = read_external_authority(spark, input_path, fmt)
-    raw_nulls = {c: F.lit(None).cast("string") for c in (f.name for f in S.RAW_EDGE_RECORD.fields)}
-    rejects = I.reject_rows(
-        bad.select(S.REASON, S.DETAIL, *[v.alias(k) for k, v in {**raw_nulls, S.TO_URL: F.col("_name")}.items()]),
-        str(input_path))
+    rejects = I.reject_rows(bad.select(S.REASON, S.DETAIL, *_raw_with_to_url(F.col("_name"))), str(input_path))
     replace_where = f"{S.SOURCE} = '{fmt}'" if lake.exists(S.EXTERNAL_AUTHORITY_TABLE) else None
     lake.overwrite(S.EXTERNAL_AUTHORITY_TABLE, valid, replace_where=replace_where)
     lake.ensure(S.REJECTS_TABLE, S.REJECTS)
@@ -701,12 +707,12 @@ def _frontier_priority(lake: Lake, config: Config, candidates: DataFrame) -> tup
     if source == "seed_score":
         return candidates.withColumn(S.PRIORITY, F.col(S.SEED_SCORE)), source
     if source == "reward":
-        _require_tables(lake, S.REWARD_SCORES_TABLE)
+        lake.require(S.REWARD_SCORES_TABLE)
         reward = lake.read(S.REWARD_SCORES_TABLE).select(S.PAGE_ID, F.col(S.SCORE).alias(S.PRIORITY))
         return candidates.join(reward, on=S.PAGE_ID, how="left").fillna(0.0, subset=[S.PRIORITY]), source
-    _require_tables(lake, S.PAGERANK_TABLE, S.RANK_RUNS_TABLE)
+    lake.require(S.PAGERANK_TABLE, S.RANK_RUNS_TABLE)
     ranks = lake.read(S.PAGERANK_TABLE)
-    run_id = ranks.select(S.RUN_ID).first()[S.RUN_ID]
+    run_id = latest_rank_run_id(lake)
     run = lake.read(S.RANK_RUNS_TABLE).where(F.col(S.RUN_ID) == run_id).first()
     personalised = run is not None and run["personalization"] is not None
     if personalised != (source == "personalized_pagerank"):
@@ -722,9 +728,6 @@ def scores_step(spark: SparkSession, config: Config, seeds: list[str] | None = N
     per run in ``seed_scores``) and the current ``frontier``.  Needs ``scores.seeds`` (or
     ``seeds``); uses domain analysis, sitemaps, external authority and rank/reward scores where
     those tables exist.  Nothing is written when every output records the current inputs."""
-    import uuid
-    from datetime import datetime, timezone
-
     from linkgraph import domains as D
     from linkgraph import scoring as SC
     from linkgraph.urls import reverse_host
@@ -732,20 +735,17 @@ def scores_step(spark: SparkSession, config: Config, seeds: list[str] | None = N
     started = time.monotonic()
     sc = config.scores
     lake = Lake(spark, config.lake)
-    _require_tables(lake, S.PAGES_TABLE, S.LINKS_TABLE)
+    lake.require(S.PAGES_TABLE, S.LINKS_TABLE)
     seeds = list(seeds if seeds is not None else sc.seeds)
     if not seeds:
         raise ScoresError("scores.seeds is empty: hop depth, scope and the frontier are measured from seed URLs")
     canonical_seeds = _canonical_seeds(seeds)
-    rank_run_id = None
-    if lake.exists(S.PAGERANK_TABLE):
-        first = lake.read(S.PAGERANK_TABLE).select(S.RUN_ID).first()
-        rank_run_id = first[S.RUN_ID] if first else None
+    rank_run_id = latest_rank_run_id(lake)
     inputs = _scores_inputs(lake, config, rank_run_id) + f" seeds={sorted(s.url for s in canonical_seeds)}"
     outputs = [S.SEED_SCORES_TABLE, S.FRONTIER_TABLE] + ([S.PAGE_FLAGS_TABLE] if rank_run_id else [])
     if all(lake.built_from(table) == inputs for table in outputs):
         return ScoresReport(run_id=None, inputs=inputs, up_to_date=True)
-    run_id = f"{datetime.now(timezone.utc):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
+    run_id = new_run_id()
     report = ScoresReport(run_id=run_id, inputs=inputs)
 
     pages, links = lake.read(S.PAGES_TABLE), lake.read(S.LINKS_TABLE)
@@ -820,7 +820,7 @@ def scores_step(spark: SparkSession, config: Config, seeds: list[str] | None = N
 def export_frontier(spark: SparkSession, config: Config, top: int) -> list[dict]:
     """The first ``top`` frontier rows (position order) as dicts, for export by the CLI."""
     lake = Lake(spark, config.lake)
-    _require_tables(lake, S.FRONTIER_TABLE)
+    lake.require(S.FRONTIER_TABLE)
     rows = lake.read(S.FRONTIER_TABLE).orderBy("position").limit(top).collect()
     return [row.asDict() for row in rows]
 # --- compressed link storage -------------------------------------------------------------------
@@ -885,8 +885,7 @@ def compress_step(spark: SparkSession, config: Config) -> CompressReport:
 
     started = time.monotonic()
     lake = Lake(spark, config.lake)
-    if not lake.exists(S.LINKS_TABLE):
-        raise readers.InputSchemaError(f"table '{S.LINKS_TABLE}' not found in lake {lake.config.path}: run ingest first")
+    lake.require(S.LINKS_TABLE)
     cc = config.compress
     version = lake.version(S.LINKS_TABLE)
     report = CompressReport(links_version=version)

@@ -32,7 +32,6 @@ from __future__ import annotations
 import logging
 import tempfile
 import time
-import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -47,6 +46,7 @@ from linkgraph import schemas as S
 from linkgraph import urls
 from linkgraph.config import Config, ConfigError
 from linkgraph.io.delta import Lake
+from linkgraph.pipeline import new_run_id, reasons_text
 from linkgraph.rank import reward as R
 from linkgraph.readers import CORRUPT_RECORD, InputSchemaError
 
@@ -197,7 +197,7 @@ class SignalsReport:
     updated: int = 0
 
     def summary(self) -> str:
-        reasons = ", ".join(f"{k}={v}" for k, v in sorted(self.rejected_by_reason.items())) or "none"
+        reasons = reasons_text(self.rejected_by_reason)
         return (f"page signals {self.source}: read={self.read} rejected={self.rejected} "
                 f"(+{self.inserted} new, {self.updated} updated; rejects by reason: {reasons})")
 
@@ -326,12 +326,10 @@ def reward_step(
     seed_urls = canonical_seeds(list(rc.seeds) + list(seeds or []))
     started_at = datetime.now(timezone.utc).replace(tzinfo=None)
     started = time.monotonic()
-    run_id = f"{started_at:%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
+    run_id = new_run_id(started_at)
     report = RewardReport(run_id=run_id, rounds=rounds, rewards_enabled=rc.rewards)
     lake = Lake(spark, config.lake)
-    for table in (S.PAGES_TABLE, S.LINKS_TABLE):
-        if not lake.exists(table):
-            raise InputSchemaError(f"table '{table}' not found in lake {lake.config.path}: run ingest first")
+    lake.require(S.PAGES_TABLE, S.LINKS_TABLE)
     if signals_path is not None:
         report.signals = ingest_page_signals(spark, lake, signals_path, signals_source)
 

@@ -53,6 +53,14 @@ class Lake:
             return DeltaTable.forName(self.spark, self.location(table))
         return DeltaTable.forPath(self.spark, self.location(table))
 
+    def require(self, *tables: str) -> None:
+        """Stop with ``InputSchemaError`` naming the first of ``tables`` the lake does not hold."""
+        from linkgraph.readers import InputSchemaError
+
+        for table in tables:
+            if not self.exists(table):
+                raise InputSchemaError(f"table '{table}' not found in lake {self.config.path}: run ingest first")
+
     def read(self, table: str) -> DataFrame:
         if self.uses_catalog:
             return self.spark.read.table(self.location(table))
@@ -95,6 +103,12 @@ class Lake:
             writer.saveAsTable(self.location(table))
         else:
             writer.save(self.location(table))
+
+    def rows_written(self, table: str) -> int:
+        """Rows the table's last commit wrote (its ``numOutputRows`` metric): read from the Delta
+        log, without scanning the data again."""
+        metrics = self.delta_table(table).history(1).select("operationMetrics").first()["operationMetrics"] or {}
+        return int(metrics.get("numOutputRows", 0))
 
     def built_from(self, table: str) -> str | None:
         """The ``built_from`` recorded by the table's last commit (None if absent or none)."""
