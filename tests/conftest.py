@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import shutil
 import sys
 import tempfile
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
+from hypothesis import settings
+
+# One fixed profile, so that one run's verdict is every run's: examples are derived from each
+# test's source (derandomize), no example database carries state between runs, and each property
+# test states its own example count in its @settings.  HYPOTHESIS_PROFILE=explore searches anew.
+settings.register_profile("ci", derandomize=True, database=None, deadline=None, print_blob=True)
+settings.register_profile("explore", derandomize=False, deadline=None, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 SHARED_DATA = Path(os.environ.get("LINKGRAPH_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
 
@@ -79,19 +90,36 @@ def polblogs_lake(spark, tmp_path_factory):
     config = config_from_dict({"lake": {"path": str(tmp_path_factory.mktemp("polblogs") / "lake")}})
     ingest_step(spark, config, str(path), "gml")
     return config
-# --- sample lake (issue 9: notebooks and the standalone-cluster comparison) ---
+class SampleLake(NamedTuple):
+    edges: Path    # the sample's edge records (JSON lines)
+    lake: Path     # the lake directory the run wrote
+    output: str    # what `linkgraph run` printed
+
+
+@contextlib.contextmanager
+def working_directory(path: Path):
+    previous = os.getcwd()
+    os.chdir(path)
+    try:
+        yield path
+    finally:
+        os.chdir(previous)
+
+
 @pytest.fixture(scope="session")
-def sample_lake(spark, tmp_path_factory) -> tuple[Path, Path]:
-    """``linkgraph run`` on the built-in sample crawl, once per session: (edges file, lake dir).
-    Shared: tests only read it (copy the directory before writing to it)."""
+def sample_lake(spark, tmp_path_factory) -> SampleLake:
+    """`linkgraph run --input input/sample-edges.jsonl --format jsonl --lake lake` typed in a working
+    directory as a user would (relative paths), on the built-in sample's edges and without seed
+    URLs, once per session.  Shared: tests only read it (copy the directory before writing to it)."""
     from linkgraph.cli import main
     from linkgraph.pipeline import sample_input
 
     root = tmp_path_factory.mktemp("sample-lake")
     edges = sample_input(root / "input")
-    lake = root / "lake"
-    assert main(["run", "--input", str(edges), "--format", "jsonl", "--lake", str(lake)]) == 0
-    return edges, lake
+    printed = io.StringIO()
+    with working_directory(root), contextlib.redirect_stdout(printed):
+        assert main(["run", "--input", "input/sample-edges.jsonl", "--format", "jsonl", "--lake", "lake"]) == 0
+    return SampleLake(edges, root / "lake", printed.getvalue())
 
 
 @pytest.fixture(scope="session")

@@ -1,8 +1,8 @@
 """``jobs/airflow/linkgraph_dag.py`` loaded by a real Airflow ``DagBag``.
 
-Airflow lives in its own environment (``.venv-airflow``, from ``jobs/airflow/requirements.txt``):
-its Spark provider installs ``pyspark-client``, which would overwrite the pinned ``pyspark``.  The
-test runs ``tests/airflow_dagbag_probe.py`` with that environment's Python
+Airflow lives in its own environment (``.venv-airflow``, from ``jobs/airflow/requirements.txt``,
+built by the test when missing or outdated): its Spark provider installs ``pyspark-client``, which
+would overwrite the pinned ``pyspark``.  The test runs ``tests/airflow_dagbag_probe.py`` with that environment's Python
 (``LINKGRAPH_AIRFLOW_PYTHON`` moves it) and checks what the probe reports.
 """
 
@@ -36,11 +36,34 @@ with DAG(dag_id="bad", schedule=None, start_date=datetime(2026, 1, 1)):
 '''
 
 
+AIRFLOW_REQUIREMENTS = REPO / "jobs" / "airflow" / "requirements.txt"
+
+
+def ensure_airflow_venv() -> Path:
+    """Airflow's own environment: ``LINKGRAPH_AIRFLOW_PYTHON`` when set, else ``.venv-airflow``,
+    (re)built from ``jobs/airflow/requirements.txt`` only when it is missing or was built from
+    other requirements (their SHA-256 is kept in ``.venv-airflow/requirements.sha256``)."""
+    if "LINKGRAPH_AIRFLOW_PYTHON" in os.environ:
+        return AIRFLOW_PYTHON
+    import hashlib
+    import shutil
+
+    venv = REPO / ".venv-airflow"
+    stamp = venv / "requirements.sha256"
+    wanted = hashlib.sha256(AIRFLOW_REQUIREMENTS.read_bytes()).hexdigest()
+    if AIRFLOW_PYTHON.is_file() and stamp.is_file() and stamp.read_text().strip() == wanted:
+        return AIRFLOW_PYTHON
+    shutil.rmtree(venv, ignore_errors=True)
+    subprocess.run(["python3", "-m", "venv", str(venv)], check=True, timeout=300)
+    subprocess.run([str(AIRFLOW_PYTHON), "-m", "pip", "install", "-q", "-r", str(AIRFLOW_REQUIREMENTS)],
+                   check=True, timeout=1200)
+    stamp.write_text(wanted + "\n")
+    return AIRFLOW_PYTHON
+
+
 @pytest.fixture(scope="module")
 def dagbag_report(tmp_path_factory) -> dict:
-    if not AIRFLOW_PYTHON.is_file():
-        pytest.skip(f"no Airflow environment at {AIRFLOW_PYTHON}: python3 -m venv .venv-airflow && "
-                    ".venv-airflow/bin/pip install -r jobs/airflow/requirements.txt (or set LINKGRAPH_AIRFLOW_PYTHON)")
+    ensure_airflow_venv()
     work = tmp_path_factory.mktemp("airflow")
     bad = work / "bad-dags"
     bad.mkdir()

@@ -13,6 +13,8 @@ The hand-built crawl below is small enough to check every expectation by hand:
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 
 import numpy as np
@@ -71,6 +73,12 @@ def analyzed(spark, tmp_path_factory):
     ingest_step(spark, config, str(path), "jsonl")
     analyze_step(spark, config)
     pagerank_step(spark, config)
+    # `linkgraph analyze` after a rank run: the analysis is up to date, the page flags are written
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        assert main(["analyze", "--lake", str(work / "lake")]) == 0
+    assert "analyze: tables already built from these inputs" in printed.getvalue()
+    assert "flags: page_flags of rank run" in printed.getvalue()
     report = scores_step(spark, config, seeds=["http://site.com/"])
     return config, Lake(spark, config.lake), report
 

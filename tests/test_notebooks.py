@@ -45,7 +45,7 @@ def assert_pngs(directory: Path, names: set[str]) -> None:
 
 
 def test_run_pipeline_notebook_reruns_the_steps_and_draws_timings_and_rejects(spark, sample_lake, tmp_path, monkeypatch):
-    edges, lake = sample_lake
+    edges, lake = sample_lake.edges, sample_lake.lake
     copy = tmp_path / "lake"
     shutil.copytree(lake, copy)
 
@@ -72,7 +72,7 @@ def test_run_pipeline_notebook_refuses_an_unknown_step(tmp_path, monkeypatch):
 
 
 def test_explore_ranks_notebook_draws_distribution_convergence_and_tops(spark, sample_lake, tmp_path, monkeypatch):
-    _, lake = sample_lake
+    lake = sample_lake.lake
     figures = tmp_path / "figures"
     ns = run_notebook("02_explore_ranks.py", monkeypatch, lake=lake, figures=figures, top=5)
     pagerank = spark.read.format("delta").load(str(lake / S.PAGERANK_TABLE))
@@ -89,7 +89,7 @@ def test_explore_ranks_notebook_draws_distribution_convergence_and_tops(spark, s
 
 
 def test_link_farm_review_notebook_draws_the_flagged_domain_subgraph(spark, sample_lake, tmp_path, monkeypatch):
-    _, lake = sample_lake
+    lake = sample_lake.lake
     figures = tmp_path / "figures"
     ns = run_notebook("03_link_farm_review.py", monkeypatch, lake=lake, figures=figures)
     farms = spark.read.format("delta").load(str(lake / S.LINK_FARMS_TABLE))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import re
 
 import pytest
 
@@ -12,24 +13,34 @@ from pyspark.sql import functions as F
 
 from linkgraph import schemas as S
 from linkgraph.cli import main
+from conftest import working_directory
 from linkgraph.sample import generate_sample_crawl
+
+
+STEP_LINES = ("spark: ", "ingest ", "ingest-sitemaps ", "analyze: ", "pagerank run ", "reward run ", "flags: ",
+              "scores run ", "compress ")
 
 
 @pytest.fixture(scope="module")
 def sample_run(spark, tmp_path_factory):
-    """`linkgraph run --lake DIR` on the built-in sample, once: (lake path, what it printed)."""
-    lake = tmp_path_factory.mktemp("sample-run") / "lake"
+    """The Quick start's `linkgraph run --lake lake` on the built-in sample, typed in a working
+    directory (a relative lake), once: (lake path, what it printed)."""
+    work = tmp_path_factory.mktemp("sample-run")
     printed = io.StringIO()
-    with contextlib.redirect_stdout(printed):
-        assert main(["run", "--lake", str(lake)]) == 0
-    return lake, printed.getvalue()
+    with working_directory(work), contextlib.redirect_stdout(printed):
+        assert main(["run", "--lake", "lake"]) == 0
+    return work / "lake", printed.getvalue()
 
 
 def test_run_on_builtin_sample_writes_readable_delta_tables(spark, sample_run):
     lake, out = sample_run
-    assert "tables:" in out and str(lake / "pages") in out
+    assert "tables (run took " in out and f"{lake / 'pages'}\n" in out
     for table in ("sitemaps", "domain_authority", "page_flags", "seed_scores", "frontier"):
-        assert str(lake / table) in out
+        assert f"{lake / table}\n" in out
+    # one progress line per step, in pipeline order, each with its time
+    lines = [next(line for line in out.splitlines() if line.startswith(prefix)) for prefix in STEP_LINES]
+    assert [out.index(line) for line in lines] == sorted(out.index(line) for line in lines)
+    assert all(re.search(r" in \d+\.\ds$", line) for line in lines[1:]), lines
 
     sample = generate_sample_crawl()
     links = spark.read.format("delta").load(str(lake / "links"))
@@ -69,3 +80,16 @@ def test_frontier_top_100_on_the_sample_is_in_scope_uncrawled_and_ordered(spark,
     # every in-scope uncrawled page is in the frontier (the sample's is shorter than 100)
     expected = {u for u, r in by_url.items() if r[S.IN_SCOPE] and r[S.PAGE_ID] not in crawled}
     assert expected <= {r[S.URL] for r in rows} or len(rows) == 100
+
+
+def test_run_on_a_crawl_without_seeds_writes_page_flags_and_says_what_needs_seeds(spark, sample_lake):
+    out = sample_lake.output
+    assert "scores: seed_scores and frontier skipped (no seed URLs: set scores.seeds in the config)" in out
+    flags_line = next(line for line in out.splitlines() if line.startswith("flags: "))
+    read = lambda table: spark.read.format("delta").load(str(sample_lake.lake / table))  # noqa: E731
+    flags, pages = read(S.PAGE_FLAGS_TABLE), read(S.PAGES_TABLE)
+    assert flags.count() == pages.count() == 272
+    counts = flags.agg(F.count_if(S.IMPORTANT), F.count_if(S.LINK_FARM_DOMAIN)).first()
+    assert f"pages=272 important={counts[0]} " in flags_line and f"link_farm={counts[1]} " in flags_line
+    assert counts[0] > 0 and counts[1] > 0   # the sample has a link farm and a few hubs
+    assert not (sample_lake.lake / S.SEED_SCORES_TABLE).exists() and not (sample_lake.lake / S.FRONTIER_TABLE).exists()

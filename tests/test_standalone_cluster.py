@@ -40,8 +40,9 @@ RANK_RUN_COLUMNS = ["engine", "damping", "tol", "max_iter", "vectors", "graph_ve
 # compared with no tolerance: everything but floating-point results of iterations
 EXACT_TABLES = (S.PAGES_TABLE, S.LINKS_TABLE, S.REJECTS_TABLE, S.LINKS_COMPRESSED_FORWARD_TABLE,
                 S.LINKS_COMPRESSED_REVERSE_TABLE, S.LINKS_COMPRESSED_OFFSETS_TABLE)
-# what `linkgraph run --input` writes at least (scores needs seed URLs, none are configured here)
-EXPECTED_TABLES = {*EXACT_TABLES, S.PAGERANK_TABLE, S.RANK_RUNS_TABLE, *ANALYSIS_TABLES}
+# what `linkgraph run --input` writes at least: page flags need no seeds; seed scores and the
+# frontier do, and none are configured here
+EXPECTED_TABLES = {*EXACT_TABLES, S.PAGERANK_TABLE, S.RANK_RUNS_TABLE, *ANALYSIS_TABLES, S.PAGE_FLAGS_TABLE}
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +73,7 @@ def cluster_config(path: Path, work: Path) -> Path:
 def test_run_submitted_to_a_standalone_cluster_writes_the_tables_of_the_local_run(
     spark, sample_lake, standalone_cluster, dist_dir, tmp_path
 ):
-    edges, local_lake = sample_lake
+    edges, local_lake = sample_lake.edges, sample_lake.lake
     cluster_lake = tmp_path / "lake"
     py_files = next(dist_dir.glob("linkgraph-*-py-files.zip"))
     log = tmp_path / "spark-submit.log"

@@ -10,8 +10,10 @@ import dataclasses
 import logging
 import sys
 import tempfile
+import time
 from pathlib import Path
 
+from linkgraph import paths
 from linkgraph import schemas as S
 from linkgraph.config import Config, ConfigError, load_config
 from linkgraph.pipeline import ScoresError
@@ -37,10 +39,11 @@ class UsageError(ValueError):
 
 
 def guess_format(path: str) -> str:
-    p = Path(path)
-    suffixes = [s for s in p.suffixes if s != ".gz"]
-    if p.is_dir():
+    """The input format from ``path``'s extension; a local directory is parquet."""
+    local = paths.local_path(path)
+    if local is not None and Path(local).is_dir():
         return "parquet"
+    suffixes = [s for s in Path(path.rstrip("/").rsplit("/", 1)[-1]).suffixes if s != ".gz"]
     if suffixes and suffixes[-1] in _EXTENSION_FORMATS:
         return _EXTENSION_FORMATS[suffixes[-1]]
     raise UsageError(f"cannot tell the format of {path}; pass --format ({'|'.join(FORMATS)})")
@@ -126,24 +129,43 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def resolve_config(args: argparse.Namespace) -> Config:
+    """The config file (``--conf``, else ``conf/local.yaml`` when the working directory has one,
+    else the built-in defaults) with ``--lake`` applied."""
     conf_path = args.conf
     if conf_path is None and Path("conf/local.yaml").is_file():
         conf_path = "conf/local.yaml"
     return load_config(conf_path).with_lake_path(args.lake)
 
 
+def _input_path(path: str, what: str = "input") -> str:
+    """A path option as Spark will read it (see ``linkgraph.paths``); a missing local path stops
+    here, before Spark starts, a remote one is checked once the session runs."""
+    uri = paths.to_uri(path)
+    paths.require_local_input(uri, what)
+    return uri
+
+
 def _input_and_format(args: argparse.Namespace) -> tuple[str, str]:
-    if not Path(args.input).exists():
-        raise UsageError(f"input not found: {args.input}")
-    return args.input, args.format or guess_format(args.input)
+    input_path = _input_path(args.input)
+    return input_path, args.format or guess_format(input_path)
+
+
+def _spark_for(config: Config, *inputs: tuple[str | None, str]):
+    """The session, after checking each remote (input path, what) through Hadoop's FileSystem."""
+    from linkgraph.session import get_spark
+
+    spark = get_spark(config.spark)
+    for path, what in inputs:
+        if path is not None:
+            paths.require_input(spark, path, what)
+    return spark
 
 
 def cmd_ingest(args: argparse.Namespace, config: Config) -> int:
     from linkgraph.pipeline import ingest_step
-    from linkgraph.session import get_spark
 
     input_path, fmt = _input_and_format(args)
-    report = ingest_step(get_spark(config.spark), config, input_path, fmt)
+    report = ingest_step(_spark_for(config, (input_path, "input")), config, input_path, fmt)
     print(report.summary())
     return 0
 
@@ -176,8 +198,7 @@ def cmd_reward(args: argparse.Namespace, config: Config) -> int:
 
     if args.rounds is not None and args.rounds < 0:
         raise UsageError("--rounds must not be negative")
-    if args.signals is not None and "://" not in args.signals and not Path(args.signals).exists():
-        raise UsageError(f"page signals not found: {args.signals}")
+    signals = _input_path(args.signals, "page signals") if args.signals is not None else None
     overrides = {"rewards": False} if args.no_rewards else {}
     if args.no_prune:
         overrides["prune"] = False
@@ -189,7 +210,8 @@ def cmd_reward(args: argparse.Namespace, config: Config) -> int:
             raise UsageError(str(exc)) from None
         return 0
     seeds = [url for group in _split(args.seeds) for url in group]
-    report = reward_step(get_spark(config.spark), config, rounds=args.rounds, seeds=seeds, signals_path=args.signals)
+    spark = _spark_for(config, (signals, "page signals"))
+    report = reward_step(spark, config, rounds=args.rounds, seeds=seeds, signals_path=signals)
     if report.signals is not None:
         print(report.signals.summary())
     print(report.summary())
@@ -197,10 +219,14 @@ def cmd_reward(args: argparse.Namespace, config: Config) -> int:
 
 
 def cmd_analyze(args: argparse.Namespace, config: Config) -> int:
-    from linkgraph.pipeline import analyze_step
+    from linkgraph.pipeline import analyze_step, flags_step
     from linkgraph.session import get_spark
 
-    print(analyze_step(get_spark(config.spark), config).summary())
+    spark = get_spark(config.spark)
+    print(analyze_step(spark, config).summary())
+    flags = flags_step(spark, config)
+    if flags.rank_run is not None:
+        print(flags.summary())
     return 0
 
 
@@ -233,21 +259,18 @@ def cmd_links(args: argparse.Namespace, config: Config) -> int:
 
 def cmd_ingest_sitemaps(args: argparse.Namespace, config: Config) -> int:
     from linkgraph.pipeline import ingest_sitemaps_step
-    from linkgraph.session import get_spark
 
-    if not Path(args.input).exists():
-        raise UsageError(f"input not found: {args.input}")
-    print(ingest_sitemaps_step(get_spark(config.spark), config, args.input).summary())
+    input_path = _input_path(args.input)
+    print(ingest_sitemaps_step(_spark_for(config, (input_path, "input")), config, input_path).summary())
     return 0
 
 
 def cmd_import_authority(args: argparse.Namespace, config: Config) -> int:
     from linkgraph.pipeline import import_authority_step
-    from linkgraph.session import get_spark
 
-    if not Path(args.input).exists():
-        raise UsageError(f"input not found: {args.input}")
-    imported, rejected = import_authority_step(get_spark(config.spark), config, args.input, args.format)
+    input_path = _input_path(args.input)
+    spark = _spark_for(config, (input_path, "input"))
+    imported, rejected = import_authority_step(spark, config, input_path, args.format)
     print(f"import-authority {args.input}: {args.format} imported={imported} rejected={rejected}")
     return 0
 
@@ -267,6 +290,7 @@ FRONTIER_EXPORT_COLUMNS = ("position", S.URL, S.PRIORITY, "priority_source", S.S
 
 def cmd_frontier(args: argparse.Namespace, config: Config) -> int:
     import csv
+    import io
     import json
 
     from linkgraph.pipeline import export_frontier
@@ -274,63 +298,67 @@ def cmd_frontier(args: argparse.Namespace, config: Config) -> int:
 
     if args.top <= 0:
         raise UsageError("--top must be positive")
-    rows = export_frontier(get_spark(config.spark), config, args.top)
-    out = open(args.output, "w", encoding="utf-8", newline="") if args.output else sys.stdout
-    try:
-        if args.format == "csv":
-            writer = csv.DictWriter(out, fieldnames=FRONTIER_EXPORT_COLUMNS, extrasaction="ignore")
-            writer.writeheader()
-            writer.writerows(rows)
-        else:
-            for row in rows:
-                out.write(json.dumps({c: row[c] for c in FRONTIER_EXPORT_COLUMNS}) + "\n")
-    finally:
-        if args.output:
-            out.close()
+    spark = get_spark(config.spark)
+    rows = export_frontier(spark, config, args.top)
+    out = io.StringIO() if args.output else sys.stdout
+    if args.format == "csv":
+        writer = csv.DictWriter(out, fieldnames=FRONTIER_EXPORT_COLUMNS, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+    else:
+        for row in rows:
+            out.write(json.dumps({c: row[c] for c in FRONTIER_EXPORT_COLUMNS}) + "\n")
+    if args.output:
+        paths.write_text(spark, paths.to_uri(args.output), out.getvalue())
     return 0
 
 
 def cmd_run(args: argparse.Namespace, config: Config) -> int:
     from linkgraph.io.delta import Lake
     from linkgraph.pipeline import (
-        ANALYSIS_TABLES, analyze_step, compress_step, ingest_sitemaps_step, ingest_step, pagerank_step, sample_input,
-        scores_step,
+        ANALYSIS_TABLES, analyze_step, compress_step, flags_step, ingest_sitemaps_step, ingest_step, pagerank_step,
+        sample_input, scores_step,
     )
     from linkgraph.reward_pipeline import reward_in_run
     from linkgraph.sample import SAMPLE_SEEDS
-    from linkgraph.session import get_spark
 
+    started = time.monotonic()
     sitemaps, seeds = args.sitemaps, config.scores.seeds
     if args.input:
         input_path, fmt = _input_and_format(args)
     else:
         input_path, fmt = str(sample_input(tempfile.mkdtemp(prefix="linkgraph-sample-"))), "jsonl"
-        print(f"using the built-in sample crawl: {input_path}")
+        print(f"using the built-in sample crawl: {input_path}", flush=True)
         sitemaps = sitemaps or str(Path(input_path).parent / "sitemaps")
         seeds = seeds or list(SAMPLE_SEEDS)
-    spark = get_spark(config.spark)
-    print(ingest_step(spark, config, input_path, fmt).summary())
     if sitemaps:
-        print(ingest_sitemaps_step(spark, config, sitemaps).summary())
-    print(analyze_step(spark, config).summary())
-    print(pagerank_step(spark, config).summary())
+        sitemaps = _input_path(sitemaps, "sitemaps")
+    spark_started = time.monotonic()
+    spark = _spark_for(config, (input_path, "input"), (sitemaps, "sitemaps"))
+    print(f"spark: {spark.sparkContext.master} ready in {time.monotonic() - spark_started:.1f}s", flush=True)
+    print(ingest_step(spark, config, input_path, fmt).summary(), flush=True)
+    if sitemaps:
+        print(ingest_sitemaps_step(spark, config, sitemaps).summary(), flush=True)
+    print(analyze_step(spark, config).summary(), flush=True)
+    print(pagerank_step(spark, config).summary(), flush=True)
     reward = reward_in_run(spark, config, on_sample=not args.input)
     if reward is not None:
-        print(reward.summary())
+        print(reward.summary(), flush=True)
+    print(flags_step(spark, config).summary(), flush=True)
     if seeds:
-        print(scores_step(spark, config, seeds).summary())
+        print(scores_step(spark, config, seeds).summary(), flush=True)
     else:
-        print("scores: skipped (no seed URLs: set scores.seeds in the config)")
-    print(compress_step(spark, config).summary())
+        print("scores: seed_scores and frontier skipped (no seed URLs: set scores.seeds in the config)", flush=True)
+    print(compress_step(spark, config).summary(), flush=True)
     lake = Lake(spark, config.lake)
-    print("tables:")
+    print(f"tables (run took {time.monotonic() - started:.1f}s):")
     for table in (S.PAGES_TABLE, S.LINKS_TABLE, S.REJECTS_TABLE, S.PAGERANK_TABLE, S.RANK_RUNS_TABLE, *ANALYSIS_TABLES,
                   S.SITEMAPS_TABLE, S.PAGE_SIGNALS_TABLE, S.REWARD_SCORES_TABLE, S.REWARD_RUNS_TABLE, S.FEEDS_TABLE,
                   S.PRUNED_PAGES_TABLE, S.PAGE_FLAGS_TABLE, S.SEED_SCORES_TABLE, S.FRONTIER_TABLE,
                   S.LINKS_COMPRESSED_FORWARD_TABLE, S.LINKS_COMPRESSED_REVERSE_TABLE, S.LINKS_COMPRESSED_OFFSETS_TABLE):
-        if not lake.exists(table):
-            continue
-        print(f"  {table:<25} {Path(lake.location(table)).resolve() if not lake.uses_catalog else lake.location(table)}")
+        if lake.exists(table):
+            where = lake.location(table) if lake.uses_catalog else paths.display(lake.location(table))
+            print(f"  {table:<25} {where}")
     return 0
 
 
@@ -356,12 +384,20 @@ def main(argv: list[str] | None = None) -> int:
     try:
         config = resolve_config(args)
         return COMMANDS[args.command](args, config)
-    except (ConfigError, InputSchemaError, UsageError, EmptyTeleportError, GraphFramesUnavailable, ScoresError) as exc:
+    except (ConfigError, InputSchemaError, UsageError, EmptyTeleportError, GraphFramesUnavailable, ScoresError,
+            paths.PathNotFound) as exc:
         print(f"linkgraph {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except ConflictRetriesExhausted as exc:
         print(f"linkgraph {args.command}: error: {exc}", file=sys.stderr)
         return 1
+    except Exception as exc:
+        missing = paths.missing_file_system(exc)
+        if missing is None:
+            raise
+        print(f"linkgraph {args.command}: error: no Hadoop FileSystem for scheme '{missing}' in this Spark session "
+              f"(add its connector, e.g. hadoop-aws for s3a, to spark.jars.packages)", file=sys.stderr)
+        return EXIT_USAGE
 
 
 if __name__ == "__main__":

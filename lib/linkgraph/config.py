@@ -383,9 +383,15 @@ class Config:
 
 def load_config(path: str | Path | None = None) -> Config:
     """Load a YAML config file; ``None`` gives the built-in local defaults."""
+    from linkgraph.paths import local_path
+
     if path is None:
         return Config()
-    path = Path(path)
+    local = local_path(str(path))
+    if local is None:
+        raise ConfigError(f"config file {path}: only local files (a path or a file:// URI) are read, because the "
+                          f"config says how Spark starts; ship it with the job (spark-submit --files) instead")
+    path = Path(local)
     if not path.is_file():
         raise ConfigError(f"config file not found: {path}")
     try:

@@ -22,6 +22,7 @@ from linkgraph import readers
 from linkgraph import schemas as S
 from linkgraph.config import Config
 from linkgraph.io.delta import Lake
+from linkgraph.paths import display, qualify
 from linkgraph.rank.graph import VERTEX as VERTEX_COLUMN
 from linkgraph.reliability import guard_new_page_ids
 
@@ -74,7 +75,7 @@ class IngestReport:
     def summary(self) -> str:
         reasons = reasons_text(self.rejected_by_reason)
         return (
-            f"ingest {self.source}: read={self.read} upserted={self.upserted} rejected={self.rejected} "
+            f"ingest {display(self.source)}: read={self.read} upserted={self.upserted} rejected={self.rejected} "
             f"(links +{self.links_inserted} new, {self.links_updated} updated; pages +{self.pages_inserted} new, "
             f"{self.pages_updated} updated; rejects by reason: {reasons}) in {self.seconds:.1f}s"
         )
@@ -134,6 +135,7 @@ def ingest_step(spark: SparkSession, config: Config, input_path: str, fmt: str) 
     concurrent job commits to one of the tables first, the whole step is re-run (it is idempotent)
     up to ``reliability.conflict_attempts`` times, see ``linkgraph.reliability``.
     """
+    input_path = qualify(spark, input_path)
     # --- crawl inputs (WARC, WAT, Common Crawl graphs): linkgraph.crawl ---
     if fmt in readers.CRAWL_FORMATS:
         from linkgraph.crawl.step import crawl_ingest_step
@@ -144,7 +146,7 @@ def ingest_step(spark: SparkSession, config: Config, input_path: str, fmt: str) 
 
     try:
         return retry_on_conflict(
-            lambda: _ingest_step_once(spark, config, input_path, fmt), what=f"ingest {input_path}",
+            lambda: _ingest_step_once(spark, config, input_path, fmt), what=f"ingest {display(input_path)}",
             attempts=config.reliability.conflict_attempts, backoff_seconds=config.reliability.conflict_backoff_seconds,
         )
     except Exception as exc:
@@ -154,7 +156,7 @@ def ingest_step(spark: SparkSession, config: Config, input_path: str, fmt: str) 
         if reason is None:
             raise
         raise readers.InputSchemaError(
-            f"input {input_path} cannot be read to its end ({reason}: a truncated or corrupt file); nothing was ingested"
+            f"input {display(input_path)} cannot be read to its end ({reason}: a truncated or corrupt file); nothing was ingested"
         ) from None
 
 
@@ -188,7 +190,7 @@ def _ingest_edges(lake: Lake, config: Config, raw: DataFrame, report: IngestRepo
         existing = lake.read(S.PAGES_TABLE)
         if existing.where(F.col(S.URL).isNull()).limit(1).count():
             raise readers.InputSchemaError(
-                f"lake {lake.config.path} holds an arc-list graph (pages without URLs); ingest URL edges into a lake of their own"
+                f"lake {lake.root} holds an arc-list graph (pages without URLs); ingest URL edges into a lake of their own"
             )
         links = links.persist(StorageLevel.MEMORY_AND_DISK)
         report.written = links.count()
@@ -222,7 +224,7 @@ def _ingest_arcs(spark: SparkSession, lake: Lake, config: Config, input_path: st
         ensure_core_tables(lake)
         if lake.read(S.PAGES_TABLE).where(F.col(S.URL).isNotNull()).limit(1).count():
             raise readers.InputSchemaError(
-                f"lake {lake.config.path} holds URL pages; an arc list's node ids need a lake of their own"
+                f"lake {lake.root} holds URL pages; an arc list's node ids need a lake of their own"
             )
         report.pages_inserted, report.pages_updated = upsert_pages(lake, I.arc_pages(valid), key=S.PAGE_ID)
         report.links_inserted, report.links_updated = upsert_links(lake, I.arc_links(valid))
@@ -518,7 +520,7 @@ def _page_id_of(lake: Lake, pages: DataFrame, url: str) -> int:
         raise LookupError(f"not a valid URL ({canonical.reason}: {canonical.detail}): {url}")
     found = pages.where(F.col(S.URL) == canonical.url).select(S.PAGE_ID).first()
     if found is None:
-        raise LookupError(f"no page {canonical.url} in lake {lake.config.path}")
+        raise LookupError(f"no page {canonical.url} in lake {lake.root}")
     return found[S.PAGE_ID]
 
 
@@ -671,10 +673,79 @@ class ScoresReport:
 
     def summary(self) -> str:
         if self.up_to_date:
-            return "scores: seed_scores, page_flags and frontier already built from these inputs; nothing written"
-        flags = f"page_flags for rank run {self.flags_run}" if self.flags_run else "no page_flags (no rank run yet)"
+            return "scores: seed_scores and frontier already built from these inputs; nothing written"
         return (f"scores run {self.run_id}: seeds found={self.seeds_found} pages={self.pages} in_scope={self.in_scope} "
-                f"frontier={self.frontier}; {flags} in {self.seconds:.1f}s")
+                f"frontier={self.frontier} in {self.seconds:.1f}s")
+
+
+@dataclass
+class FlagsReport:
+    """What ``flags_step`` did for the latest rank run (``rank_run`` None: nothing to flag yet)."""
+
+    rank_run: str | None
+    skipped: str | None = None
+    up_to_date: bool = False
+    pages: int = 0
+    important: int = 0
+    orphan: int = 0
+    link_farm: int = 0
+    syndication: int = 0
+    seconds: float = 0.0
+
+    def summary(self) -> str:
+        if self.skipped:
+            return f"flags: no page_flags ({self.skipped})"
+        if self.up_to_date:
+            return f"flags: page_flags of rank run {self.rank_run} already built from these inputs; nothing written"
+        return (f"flags: page_flags of rank run {self.rank_run}: pages={self.pages} important={self.important} "
+                f"orphan={self.orphan} link_farm={self.link_farm} syndication={self.syndication} in {self.seconds:.1f}s")
+
+
+def _flags_inputs(lake: Lake, config: Config, rank_run_id: str) -> str:
+    import json
+
+    tables = (S.PAGES_TABLE, S.LINKS_TABLE, S.LINK_FARMS_TABLE, S.SYNDICATION_NETWORKS_TABLE)
+    inputs = {table: lake.version(table) for table in tables}
+    inputs.update({S.PAGERANK_TABLE: rank_run_id, "important_sigmas": config.analysis.important_sigmas,
+                   "exclude_link_types": list(config.rank.exclude_link_types)})
+    return json.dumps(inputs, sort_keys=True)
+
+
+def flags_step(spark: SparkSession, config: Config) -> FlagsReport:
+    """``page_flags`` of the latest rank run: important, orphan, link-farm and syndication flags
+    (``domains.page_flags``).  Needs a rank run and the domain analysis (``link_farms``), no
+    seeds; the run's rows are replaced in one commit, and nothing is written when they already
+    record the current inputs."""
+    from linkgraph import domains as D
+
+    started = time.monotonic()
+    lake = Lake(spark, config.lake)
+    lake.require(S.PAGES_TABLE, S.LINKS_TABLE)
+    rank_run_id = latest_rank_run_id(lake)
+    if rank_run_id is None:
+        return FlagsReport(rank_run=None, skipped="no rank run yet: run linkgraph pagerank")
+    if not lake.exists(S.LINK_FARMS_TABLE):
+        return FlagsReport(rank_run=rank_run_id, skipped="no domain analysis (an arc-list lake, or analyze not run)")
+    report = FlagsReport(rank_run=rank_run_id)
+    inputs = _flags_inputs(lake, config, rank_run_id)
+    if lake.built_from(S.PAGE_FLAGS_TABLE) == inputs:
+        report.up_to_date = True
+        return report
+    pages, links = lake.read(S.PAGES_TABLE), lake.read(S.LINKS_TABLE)
+    located = D.located_links(links, D.page_nodes(pages), tuple(config.rank.exclude_link_types))
+    ranks = lake.read(S.PAGERANK_TABLE).where(F.col(S.VECTOR_ID) == 0)
+    networks = lake.read_or_empty(S.SYNDICATION_NETWORKS_TABLE, S.SYNDICATION_NETWORKS)
+    flags = D.page_flags(pages, located, ranks, lake.read(S.LINK_FARMS_TABLE), networks, rank_run_id,
+                         config.analysis.important_sigmas)
+    replace_where = f"{S.RUN_ID} = '{rank_run_id}'" if lake.exists(S.PAGE_FLAGS_TABLE) else None
+    lake.overwrite(S.PAGE_FLAGS_TABLE, _by_page_id(flags), built_from=inputs, replace_where=replace_where)
+    counts = lake.read(S.PAGE_FLAGS_TABLE).where(F.col(S.RUN_ID) == rank_run_id).agg(
+        F.count(F.lit(1)), F.count_if(S.IMPORTANT), F.count_if(S.ORPHAN), F.count_if(S.LINK_FARM_DOMAIN),
+        F.count_if(F.col(S.SYNDICATION_NETWORK).isNotNull())).first()
+    report.pages, report.important, report.orphan, report.link_farm, report.syndication = (int(c) for c in counts)
+    report.seconds = time.monotonic() - started
+    log.info(report.summary())
+    return report
 
 
 def _canonical_seeds(seeds: list[str]) -> list:
@@ -724,10 +795,11 @@ def _frontier_priority(lake: Lake, config: Config, candidates: DataFrame) -> tup
 
 
 def scores_step(spark: SparkSession, config: Config, seeds: list[str] | None = None) -> ScoresReport:
-    """Page flags of the latest rank run, seed scores with their scope decision (one row per page
-    per run in ``seed_scores``) and the current ``frontier``.  Needs ``scores.seeds`` (or
-    ``seeds``); uses domain analysis, sitemaps, external authority and rank/reward scores where
-    those tables exist.  Nothing is written when every output records the current inputs."""
+    """Page flags of the latest rank run (``flags_step``), seed scores with their scope decision
+    (one row per page per run in ``seed_scores``) and the current ``frontier``.  Needs
+    ``scores.seeds`` (or ``seeds``); uses domain analysis, sitemaps, external authority and
+    rank/reward scores where those tables exist.  Nothing is written when every output records
+    the current inputs."""
     from linkgraph import domains as D
     from linkgraph import scoring as SC
     from linkgraph.urls import reverse_host
@@ -740,13 +812,13 @@ def scores_step(spark: SparkSession, config: Config, seeds: list[str] | None = N
     if not seeds:
         raise ScoresError("scores.seeds is empty: hop depth, scope and the frontier are measured from seed URLs")
     canonical_seeds = _canonical_seeds(seeds)
+    flags_run = flags_step(spark, config).rank_run
     rank_run_id = latest_rank_run_id(lake)
     inputs = _scores_inputs(lake, config, rank_run_id) + f" seeds={sorted(s.url for s in canonical_seeds)}"
-    outputs = [S.SEED_SCORES_TABLE, S.FRONTIER_TABLE] + ([S.PAGE_FLAGS_TABLE] if rank_run_id else [])
-    if all(lake.built_from(table) == inputs for table in outputs):
-        return ScoresReport(run_id=None, inputs=inputs, up_to_date=True)
+    if all(lake.built_from(table) == inputs for table in (S.SEED_SCORES_TABLE, S.FRONTIER_TABLE)):
+        return ScoresReport(run_id=None, inputs=inputs, up_to_date=True, flags_run=flags_run)
     run_id = new_run_id()
-    report = ScoresReport(run_id=run_id, inputs=inputs)
+    report = ScoresReport(run_id=run_id, inputs=inputs, flags_run=flags_run)
 
     pages, links = lake.read(S.PAGES_TABLE), lake.read(S.LINKS_TABLE)
     nodes = D.page_nodes(pages).persist(StorageLevel.MEMORY_AND_DISK)
@@ -754,15 +826,6 @@ def scores_step(spark: SparkSession, config: Config, seeds: list[str] | None = N
         S.DOMAIN_AUTHORITY_TABLE, S.DOMAIN_LINKS_TABLE, S.EXTERNAL_AUTHORITY_TABLE, S.SITEMAPS_TABLE,
         S.LINK_FARMS_TABLE, S.SYNDICATION_NETWORKS_TABLE, S.PAGE_SIGNALS_TABLE)}
     try:
-        if rank_run_id is not None and optional[S.LINK_FARMS_TABLE] is not None:
-            located = D.located_links(links, nodes, tuple(config.rank.exclude_link_types))
-            ranks = lake.read(S.PAGERANK_TABLE).where(F.col(S.VECTOR_ID) == 0)
-            flags = D.page_flags(pages, located, ranks, optional[S.LINK_FARMS_TABLE],
-                                 optional[S.SYNDICATION_NETWORKS_TABLE], rank_run_id, config.analysis.important_sigmas)
-            replace_where = f"{S.RUN_ID} = '{rank_run_id}'" if lake.exists(S.PAGE_FLAGS_TABLE) else None
-            lake.overwrite(S.PAGE_FLAGS_TABLE, _by_page_id(flags), built_from=inputs, replace_where=replace_where)
-            report.flags_run = rank_run_id
-
         seed_urls = [s.url for s in canonical_seeds]
         seed_pages = pages.where(F.col(S.URL).isin(*seed_urls)).select(S.PAGE_ID).persist()
         report.seeds_found = seed_pages.count()

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import gzip
 import re
-from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -156,7 +155,9 @@ def _label_to_url(label: str) -> str:
 
 def read_gml(spark: SparkSession, path: str) -> DataFrame:
     """Edge records from a GML graph whose node labels are URLs or host names."""
-    raw = Path(path).read_bytes()
+    from linkgraph.paths import read_bytes
+
+    raw = read_bytes(spark, path)
     text = (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode("utf-8", errors="replace")
     labels = {}
     for m in _GML_NODE.finditer(text):

@@ -77,7 +77,10 @@ class PruneNotFound(ValueError):
 def read_page_signals(spark: SparkSession, path: str) -> DataFrame:
     """Raw page-signal JSON lines (``RAW_PAGE_SIGNAL``); an unreadable line keeps its text in
     ``_corrupt_record``."""
-    if not Path(path).exists() and "://" not in path:
+    from linkgraph.paths import local_path
+
+    local = local_path(path)
+    if local is not None and not Path(local).exists():
         raise InputSchemaError(f"page signals not found: {path}")
     return (
         spark.read.schema(RAW_PAGE_SIGNAL)
@@ -486,7 +489,7 @@ def undo_prune(spark: SparkSession, config: Config, run_id: str) -> UndoReport:
     lake = Lake(spark, config.lake)
     report = UndoReport(run_id)
     if not lake.exists(S.PRUNED_PAGES_TABLE):
-        raise PruneNotFound(f"no prune has been recorded in lake {lake.config.path} (table '{S.PRUNED_PAGES_TABLE}' missing)")
+        raise PruneNotFound(f"no prune has been recorded in lake {lake.root} (table '{S.PRUNED_PAGES_TABLE}' missing)")
     pruned = lake.read(S.PRUNED_PAGES_TABLE).where(F.col(S.RUN_ID) == run_id).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         versions = pruned.select("pages_version", "links_version").first()

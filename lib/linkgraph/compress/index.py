@@ -281,12 +281,14 @@ def _read_table(source, table: str):
 
     if isinstance(source, Lake):
         if not source.exists(table):
-            raise CompressedIndexError(f"table '{table}' not found in lake {source.config.path}: run linkgraph compress")
+            raise CompressedIndexError(f"table '{table}' not found in lake {source.root}: run linkgraph compress")
         return source.read(table).toArrow()
     from deltalake import DeltaTable
     from deltalake.exceptions import TableNotFoundError
 
-    path = f"{str(source).rstrip('/')}/{table}"
+    from linkgraph.paths import to_uri
+
+    path = f"{to_uri(str(source)).rstrip('/')}/{table}"
     try:
         return DeltaTable(path).to_pyarrow_table()
     except TableNotFoundError:

@@ -29,7 +29,6 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession, Window
@@ -56,17 +55,22 @@ class CcGraphReport(IngestReport):
         return f"ccgraph {self.source}: vertices read={self.vertices_read} edges read={self.edges_read}\n{super().summary()}"
 
 
-def ccgraph_paths(input_path: str) -> tuple[list[str], list[str]]:
-    """(vertices paths, edges paths) of a ccgraph input; see the module docstring."""
-    path = Path(input_path)
-    if path.is_dir():
-        entries = sorted(p for p in path.iterdir() if not p.name.startswith((".", "_")))
-        vertices = [str(p) for p in entries if "vertices" in p.name]
-        edges = [str(p) for p in entries if "edges" in p.name]
-    elif "vertices" in path.name:
-        vertices, edges = [str(path)], [str(path.with_name(path.name.replace("vertices", "edges")))]
-        if not Path(edges[0]).exists():
-            raise readers.InputSchemaError(f"ccgraph edges file not found next to {path}: {edges[0]}")
+def ccgraph_paths(input_path: str, spark: SparkSession | None = None) -> tuple[list[str], list[str]]:
+    """(vertices paths, edges paths) of a ccgraph input; see the module docstring.  Local paths
+    are listed on the local disk, others through Hadoop's FileSystem (needs ``spark``)."""
+    from linkgraph import paths
+
+    name = input_path.rstrip("/").rsplit("/", 1)[-1]
+    if paths.is_directory(spark, input_path):
+        entries = [p for p in paths.list_directory(spark, input_path)
+                   if not p.rstrip("/").rsplit("/", 1)[-1].startswith((".", "_"))]
+        vertices = [p for p in entries if "vertices" in p.rsplit("/", 1)[-1]]
+        edges = [p for p in entries if "edges" in p.rsplit("/", 1)[-1]]
+    elif "vertices" in name:
+        vertices = [input_path]
+        edges = [input_path[: len(input_path) - len(name)] + name.replace("vertices", "edges")]
+        if not paths.exists(spark, edges[0]):
+            raise readers.InputSchemaError(f"ccgraph edges file not found next to {input_path}: {edges[0]}")
     else:
         raise readers.InputSchemaError(
             f"ccgraph input {input_path} is neither a directory with vertices and edges files nor a vertices file"
@@ -183,7 +187,7 @@ def _check_lake(lake: Lake, pages: DataFrame) -> None:
     )
     if clash.limit(1).count():
         raise readers.InputSchemaError(
-            f"lake {lake.config.path} holds other pages at the graph's vertex ids; import a ccgraph into a lake of its own"
+            f"lake {lake.root} holds other pages at the graph's vertex ids; import a ccgraph into a lake of its own"
         )
 
 
@@ -191,7 +195,7 @@ def ingest_ccgraph(spark: SparkSession, config: Config, input_path: str) -> CcGr
     started = time.monotonic()
     report = CcGraphReport(source=str(input_path))
     lake = Lake(spark, config.lake)
-    vertex_paths, edge_paths = ccgraph_paths(input_path)
+    vertex_paths, edge_paths = ccgraph_paths(input_path, spark)
     vertices, vertex_rejects = split_vertices(read_vertices(spark, vertex_paths))
     pages = vertex_pages(vertices).persist(StorageLevel.MEMORY_AND_DISK)
     arcs = readers.read_arcs(spark, edge_paths).persist(StorageLevel.MEMORY_AND_DISK)

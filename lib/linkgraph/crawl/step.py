@@ -26,6 +26,7 @@ from linkgraph import schemas as S
 from linkgraph.config import Config
 from linkgraph.crawl import extract as X
 from linkgraph.io.delta import Lake
+from linkgraph.paths import display
 from linkgraph.pipeline import IngestReport, _ingest_edges, write_rejects
 from linkgraph.readers import CORRUPT_RECORD, InputSchemaError
 
@@ -74,7 +75,7 @@ class CrawlIngestReport(IngestReport):
             return ", ".join(f"{k}={v}" for k, v in sorted(counts.items())) or "none"
 
         return (
-            f"{self.input_format} {self.source}: files={self.files} records read={self.records_read} = "
+            f"{self.input_format} {display(self.source)}: files={self.files} records read={self.records_read} = "
             f"parsed={self.records_parsed} + skipped={self.records_skipped} + rejected={self.records_rejected} "
             f"(parsed: {self.pages_parsed} HTML pages of which {self.pages_without_links} without links, "
             f"{self.redirects} redirects; skipped: {listing(self.skipped_by_kind)}; "

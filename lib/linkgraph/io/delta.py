@@ -15,6 +15,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
 from linkgraph.config import LakeConfig
+from linkgraph.paths import to_uri
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +34,12 @@ class Lake:
         self.config = lake_config
 
     @property
+    def root(self) -> str:
+        """The lake directory as Spark sees it: a relative ``lake.path`` resolved against the
+        working directory to a ``file://`` URI, an absolute path or a URI as written."""
+        return to_uri(self.config.path).rstrip("/")
+
+    @property
     def uses_catalog(self) -> bool:
         return self.config.schema is not None
 
@@ -41,7 +48,7 @@ class Lake:
         if self.uses_catalog:
             parts = [p for p in (self.config.catalog, self.config.schema, table) if p]
             return ".".join(parts)
-        return f"{self.config.path.rstrip('/')}/{table}"
+        return f"{self.root}/{table}"
 
     def exists(self, table: str) -> bool:
         if self.uses_catalog:
@@ -59,7 +66,7 @@ class Lake:
 
         for table in tables:
             if not self.exists(table):
-                raise InputSchemaError(f"table '{table}' not found in lake {self.config.path}: run ingest first")
+                raise InputSchemaError(f"table '{table}' not found in lake {self.root}: run ingest first")
 
     def read(self, table: str) -> DataFrame:
         if self.uses_catalog:

@@ -1,0 +1,181 @@
+"""Paths as users write them: relative, absolute, or a URI with a scheme.
+
+* A relative path (``lake``, ``data/crawl.jsonl``) is resolved against the working directory and
+  used as an absolute ``file:`` URI (``file:/home/me/lake``, the form Hadoop qualifies local paths
+  to), so Spark, Delta and the catalog all see the same location.
+* An absolute path (``/data/lake``) is kept: Hadoop resolves it against the default file system
+  (the local disk on a laptop, HDFS on a Hadoop cluster).
+* A URI with a scheme (``file:///…``, ``s3a://…``, ``abfss://…``, ``gs://…``, ``dbfs:/…``) is kept as
+  written.  Schemes are never checked with ``pathlib``: a local path (no scheme or ``file:``) is
+  checked on the local disk before Spark starts, any other through Spark's Hadoop ``FileSystem``.
+
+Hadoop does not decode percent escapes in a path, so neither does this module: ``file:///a%20b``
+names the file ``/a%20b``, as it does for Spark.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+# RFC 3986 scheme; two characters at least so that a Windows drive letter is not taken for one.
+_SCHEME = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]+):")
+
+
+class PathNotFound(ValueError):
+    """An input path that does not exist (or whose file system is not available); names the path."""
+
+
+def scheme(path: str) -> str | None:
+    """The URI scheme of ``path`` in lower case (``s3a``, ``file``, ``dbfs``), or None for a plain path."""
+    match = _SCHEME.match(str(path))
+    return match.group("scheme").lower() if match else None
+
+
+def to_uri(path: str) -> str:
+    """``path`` as Spark should see it: a relative path becomes an absolute ``file:`` URI; an
+    absolute path or a URI with a scheme is returned unchanged, except that a local ``file:``
+    URI is written the way Hadoop qualifies it (``file:///x`` -> ``file:/x``; Delta refuses to
+    create a table whose location is written in two ways)."""
+    path = str(path)
+    found = scheme(path)
+    if found == "file":
+        local = local_path(path)
+        return path if local is None else "file:" + local
+    if found is not None or os.path.isabs(path):
+        return path
+    return "file:" + os.path.abspath(os.path.expanduser(path))
+
+
+def local_path(path: str) -> str | None:
+    """The local file system path of a plain path or a ``file:`` URI (``file:///x``, ``file:/x``),
+    else None (a remote file system)."""
+    path = str(path)
+    found = scheme(path)
+    if found is None:
+        return os.path.abspath(os.path.expanduser(path))
+    if found != "file":
+        return None
+    parts = urlsplit(path)
+    if parts.netloc not in ("", "localhost"):
+        return None
+    return parts.path or "/"
+
+
+def display(path: str) -> str:
+    """How a location is printed: a local path as a plain absolute path, anything else as written."""
+    local = local_path(path)
+    return local if local is not None else str(path)
+
+
+def require_local_input(path: str, what: str = "input") -> None:
+    """Stop with ``PathNotFound`` when ``path`` is local and missing; a remote path is left to
+    :func:`require_input` once Spark runs."""
+    local = local_path(path)
+    if local is not None and not os.path.exists(local):
+        raise PathNotFound(f"{what} not found: {path}")
+
+
+def _hadoop_path(spark: SparkSession, path: str):
+    jvm = spark.sparkContext._jvm
+    hadoop_path = jvm.org.apache.hadoop.fs.Path(path)
+    return hadoop_path, hadoop_path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+
+
+def missing_file_system(exc: BaseException) -> str | None:
+    """The scheme named by a Hadoop "No FileSystem for scheme" error anywhere in ``exc``, else None."""
+    match = re.search(r'No FileSystem for scheme "?([A-Za-z0-9+.-]+)"?', str(exc))
+    return match.group(1) if match else None
+
+
+def require_input(spark: SparkSession, path: str, what: str = "input") -> None:
+    """Stop with ``PathNotFound`` when ``path`` does not exist, checked through Hadoop's
+    ``FileSystem`` (any scheme the session has a connector for); a scheme without a connector is
+    named in the message."""
+    if local_path(path) is not None:
+        require_local_input(path, what)
+        return
+    try:
+        hadoop_path, fs = _hadoop_path(spark, path)
+        found = fs.exists(hadoop_path)
+    except Exception as exc:  # Py4JJavaError: the connector is missing or the store refused us
+        missing = missing_file_system(exc)
+        if missing is not None:
+            raise PathNotFound(
+                f"{what} {path}: no Hadoop FileSystem for scheme '{missing}' in this Spark session "
+                f"(add its connector, e.g. hadoop-aws for s3a, to spark.jars.packages)"
+            ) from None
+        raise PathNotFound(f"{what} {path} cannot be checked: {str(exc).splitlines()[0]}") from None
+    if not found:
+        raise PathNotFound(f"{what} not found: {path}")
+
+
+def qualify(spark: SparkSession, path: str) -> str:
+    """``path`` in the one form Hadoop gives it (``/x``, ``x`` and ``file:///x`` all become
+    ``file:/x`` locally; a scheme-less absolute path takes the default file system's), so that
+    the same input spelled differently is recorded the same way (e.g. in reject ids).  A path
+    whose file system is not available is returned as :func:`to_uri` writes it."""
+    path = to_uri(path)
+    try:
+        hadoop_path, fs = _hadoop_path(spark, path)
+        return str(fs.makeQualified(hadoop_path).toString())
+    except Exception:  # Py4JJavaError: no connector for the scheme; the read will say so
+        return path
+
+
+def is_directory(spark: SparkSession | None, path: str) -> bool:
+    local = local_path(path)
+    if local is not None:
+        return os.path.isdir(local)
+    hadoop_path, fs = _hadoop_path(spark, path)
+    return bool(fs.getFileStatus(hadoop_path).isDirectory())
+
+
+def list_directory(spark: SparkSession | None, path: str) -> list[str]:
+    """The entries of directory ``path`` (full paths, sorted by name)."""
+    local = local_path(path)
+    if local is not None:
+        return sorted(os.path.join(path, name) for name in os.listdir(local))
+    hadoop_path, fs = _hadoop_path(spark, path)
+    return sorted(str(status.getPath().toString()) for status in fs.listStatus(hadoop_path))
+
+
+def exists(spark: SparkSession | None, path: str) -> bool:
+    local = local_path(path)
+    if local is not None:
+        return os.path.exists(local)
+    hadoop_path, fs = _hadoop_path(spark, path)
+    return bool(fs.exists(hadoop_path))
+
+
+def read_bytes(spark: SparkSession, path: str) -> bytes:
+    """The whole content of one (small) file, local or remote."""
+    local = local_path(path)
+    if local is not None:
+        with open(local, "rb") as stream:
+            return stream.read()
+    row = spark.read.format("binaryFile").load(path).select("content").first()
+    if row is None:
+        raise PathNotFound(f"input not found: {path}")
+    return bytes(row["content"])
+
+
+def write_text(spark: SparkSession | None, path: str, text: str) -> None:
+    """Write ``text`` (UTF-8) to one file, replacing it: locally with ``open``, elsewhere through
+    Hadoop's ``FileSystem`` (the whole file is written by one stream, then closed)."""
+    local = local_path(path)
+    if local is not None:
+        with open(local, "w", encoding="utf-8", newline="") as stream:
+            stream.write(text)
+        return
+    hadoop_path, fs = _hadoop_path(spark, path)
+    stream = fs.create(hadoop_path, True)
+    try:
+        stream.write(bytearray(text.encode("utf-8")))
+    finally:
+        stream.close()

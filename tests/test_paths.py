@@ -1,0 +1,92 @@
+"""Paths as users write them (``linkgraph.paths``): relative, absolute and ``file://`` lakes and
+inputs give the same tables; a remote URI gets past argument checking and fails with one clear
+message; a missing input names itself and exits 2 before Spark starts."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from pyspark.sql import functions as F
+from pyspark.testing import assertDataFrameEqual
+from reliability_support import crawl_records, write_jsonl
+
+from linkgraph import paths
+from linkgraph import schemas as S
+from linkgraph.cli import main
+
+
+@pytest.mark.parametrize(("written", "uri", "local"), [
+    ("lake", "file:{cwd}/lake", "{cwd}/lake"),
+    ("./data/../lake/", "file:{cwd}/lake", "{cwd}/lake"),
+    ("/srv/lake", "/srv/lake", "/srv/lake"),
+    ("file:///srv/lake", "file:/srv/lake", "/srv/lake"),
+    ("file://localhost/srv/lake", "file:/srv/lake", "/srv/lake"),
+    ("file:/srv/lake", "file:/srv/lake", "/srv/lake"),
+    ("s3a://bucket/lake", "s3a://bucket/lake", None),
+    ("abfss://c@account.dfs.core.windows.net/lake", "abfss://c@account.dfs.core.windows.net/lake", None),
+    ("gs://bucket/lake", "gs://bucket/lake", None),
+    ("dbfs:/linkgraph/lake", "dbfs:/linkgraph/lake", None),
+])
+def test_paths_resolve_relative_keep_absolute_and_uris(written, uri, local, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    cwd = os.getcwd()
+    assert paths.to_uri(written) == uri.format(cwd=cwd)
+    assert paths.local_path(paths.to_uri(written)) == (local.format(cwd=cwd) if local else None)
+
+
+def test_scheme_is_read_from_the_string_never_from_the_disk():
+    assert paths.scheme("S3A://Bucket/x") == "s3a"
+    assert paths.scheme("dbfs:/x") == "dbfs"
+    assert paths.scheme("lake") is None and paths.scheme("/a:b") is None and paths.scheme("C:/x") is None
+
+
+def test_missing_local_input_exits_2_naming_it_before_spark_starts(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["ingest", "--input", "no-such-crawl.jsonl", "--lake", "lake"]) == 2
+    err = capsys.readouterr().err
+    assert "input not found: file:/" in err and "no-such-crawl.jsonl" in err
+    assert not (tmp_path / "lake").exists()
+
+
+def test_s3a_input_gets_past_argument_checks_and_fails_with_one_clear_line(spark, tmp_path, capsys):
+    code = main(["ingest", "--input", "s3a://bucket/x", "--format", "jsonl", "--lake", str(tmp_path / "lake")])
+    err = capsys.readouterr().err
+    assert code in (1, 2)
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert "s3a" in err and "FileSystem" in err
+    assert not (tmp_path / "lake").exists()
+
+
+def _pipeline(lake: str, source: str) -> None:
+    assert main(["ingest", "--input", source, "--format", "jsonl", "--lake", lake]) == 0
+    assert main(["pagerank", "--lake", lake]) == 0
+
+
+def _tables(spark, lake_dir) -> dict:
+    read = lambda table: spark.read.format("delta").load(str(lake_dir / table))  # noqa: E731
+    return {
+        S.PAGES_TABLE: read(S.PAGES_TABLE),
+        S.LINKS_TABLE: read(S.LINKS_TABLE),
+        # the input is recorded as Hadoop qualifies it, so its reject ids do not depend on the spelling
+        S.REJECTS_TABLE: read(S.REJECTS_TABLE).drop(S.REJECTED_AT),
+        S.PAGERANK_TABLE: read(S.PAGERANK_TABLE).drop(S.RUN_ID),
+    }
+
+
+def test_relative_absolute_and_file_uri_lakes_give_identical_tables(spark, tmp_path, monkeypatch, capsys):
+    work = tmp_path / "work"
+    work.mkdir()
+    write_jsonl(work / "crawl.jsonl", crawl_records())
+    monkeypatch.chdir(work)
+
+    _pipeline("lake", "crawl.jsonl")                                                     # as a user types it
+    _pipeline(str(tmp_path / "absolute"), str(work / "crawl.jsonl"))                     # absolute paths
+    _pipeline(f"file://{tmp_path}/uri", f"file://{work}/crawl.jsonl")                    # file:// URIs
+    capsys.readouterr()
+
+    relative = _tables(spark, work / "lake")
+    assert relative[S.LINKS_TABLE].count() > 300 and relative[S.REJECTS_TABLE].where(F.col(S.REASON).isNotNull()).count()
+    for other in (tmp_path / "absolute", tmp_path / "uri"):
+        for table, expected in _tables(spark, other).items():
+            assertDataFrameEqual(relative[table], expected, rtol=1e-12, atol=1e-15)
