@@ -73,7 +73,10 @@ def read_edges(spark: SparkSession, path: str, fmt: str, csv_delimiter: str = ",
         columns = spark.read.json(probe.rdd.map(lambda row: row.value)).columns
         if not columns:  # an empty file (or only blank lines): no records, nothing to reject
             return spark.createDataFrame([], RAW_WITH_CORRUPT)
-        check_required_columns([c for c in columns if c != CORRUPT_RECORD], path)
+        if columns != [CORRUPT_RECORD]:
+            # JSON objects were found: they must carry the required fields.  When every probed
+            # line is malformed there are no fields to check, and each line is a MALFORMED_RECORD.
+            check_required_columns([c for c in columns if c != CORRUPT_RECORD], path)
         df = (
             spark.read.schema(RAW_WITH_CORRUPT)
             .option("mode", "PERMISSIVE")
