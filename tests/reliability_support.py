@@ -17,6 +17,8 @@ import yaml
 from delta.tables import DeltaTable
 from pyspark.sql import DataFrame, SparkSession
 
+from conftest import TINY_DATA_SPARK_CONF
+
 # A job in its own process starts its own Spark: local[2], tiny shuffles, no UI.
 SUBPROCESS_SPARK = {
     "master": "local[2]",
@@ -28,6 +30,7 @@ SUBPROCESS_SPARK = {
         "spark.ui.showConsoleProgress": "false",
         "spark.databricks.delta.snapshotPartitions": "1",
         "spark.sql.adaptive.enabled": "true",
+        **TINY_DATA_SPARK_CONF,
     },
 }
 

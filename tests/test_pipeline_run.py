@@ -93,3 +93,14 @@ def test_run_on_a_crawl_without_seeds_writes_page_flags_and_says_what_needs_seed
     assert f"pages=272 important={counts[0]} " in flags_line and f"link_farm={counts[1]} " in flags_line
     assert counts[0] > 0 and counts[1] > 0   # the sample has a link farm and a few hubs
     assert not (sample_lake.lake / S.SEED_SCORES_TABLE).exists() and not (sample_lake.lake / S.FRONTIER_TABLE).exists()
+
+
+def test_frontier_output_accepts_a_relative_path_and_a_file_uri(spark, sample_run, tmp_path, capsys):
+    lake, _ = sample_run
+    with working_directory(tmp_path):
+        assert main(["frontier", "--top", "5", "--format", "csv", "--output", "top.csv", "--lake", str(lake)]) == 0
+    assert main(["frontier", "--top", "5", "--format", "csv", "--output", f"file://{tmp_path}/uri.csv",
+                 "--lake", f"file://{lake}"]) == 0
+    relative, uri = (tmp_path / "top.csv").read_text(), (tmp_path / "uri.csv").read_text()
+    assert relative == uri and relative.startswith("position,url,priority,")
+    assert len(relative.splitlines()) == 6
