@@ -29,24 +29,6 @@ TINY_DATA_SPARK_CONF = {
     "spark.sql.codegen.factoryMode": "NO_CODEGEN",
 }
 
-# The suite runs in two processes (pytest-xdist, ``-n 2 --dist loadgroup`` in pyproject.toml): one
-# Spark session leaves about a quarter of two cores idle (driver-side planning is one thread), so a
-# second session fills it.  Work is handed out per group: each module is one group, so its
-# module-scoped fixtures are built once, and modules that share a session-scoped lake are one group,
-# so that lake is built once.
-SHARED_LAKE_GROUPS = {
-    "sample-lake": ("test_pipeline_run", "test_paths", "test_notebooks", "test_standalone_cluster"),
-    "real-data-lakes": ("test_analysis", "test_pagerank", "test_real_data"),
-}
-
-
-def pytest_itemcollected(item):
-    """Mark each test with its xdist group as it is collected (before xdist reads the marks)."""
-    module = item.module.__name__.rsplit(".", 1)[-1]
-    group = next((name for name, modules in SHARED_LAKE_GROUPS.items() if module in modules), module)
-    item.add_marker(pytest.mark.xdist_group(group))
-
-
 SHARED_DATA = Path(os.environ.get("LINKGRAPH_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
 
 
