@@ -14,20 +14,14 @@ from typing import NamedTuple
 import pytest
 from hypothesis import settings
 
+from linkgraph.config import TINY_DATA_SPARK_CONF
+
 # One fixed profile, so that one run's verdict is every run's: examples are derived from each
 # test's source (derandomize), no example database carries state between runs, and each property
 # test states its own example count in its @settings.  HYPOTHESIS_PROFILE=explore searches anew.
 settings.register_profile("ci", derandomize=True, database=None, deadline=None, print_blob=True)
 settings.register_profile("explore", derandomize=False, deadline=None, print_blob=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
-
-# The suite's tables hold tens to thousands of rows: compiling each query to Java (whole-stage and
-# expression codegen) costs more than interpreting it, so tests interpret (about 20% less time for
-# a pipeline run); the product keeps Spark's defaults.
-TINY_DATA_SPARK_CONF = {
-    "spark.sql.codegen.wholeStage": "false",
-    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
-}
 
 SHARED_DATA = Path(os.environ.get("LINKGRAPH_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
 

@@ -17,10 +17,9 @@ import yaml
 from pyspark.testing import assertDataFrameEqual
 
 from linkgraph import schemas as S
-from linkgraph.config import LOCAL_SPARK_CONF
+from linkgraph.config import LOCAL_SPARK_CONF, TINY_DATA_SPARK_CONF
 from linkgraph.packages import DELTA_PACKAGE
 from linkgraph.pipeline import ANALYSIS_TABLES
-from conftest import TINY_DATA_SPARK_CONF
 from standalone_cluster import StandaloneCluster
 
 pytestmark = pytest.mark.cluster

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from linkgraph import paths
 from linkgraph import schemas as S
-from linkgraph.config import Config, ConfigError, load_config
+from linkgraph.config import TINY_DATA_SPARK_CONF, Config, ConfigError, load_config
 from linkgraph.pipeline import ScoresError
 from linkgraph.rank.gf import GraphFramesUnavailable
 from linkgraph.rank.teleport import EmptyTeleportError
@@ -329,6 +329,8 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
     else:
         input_path, fmt = str(sample_input(tempfile.mkdtemp(prefix="linkgraph-sample-"))), "jsonl"
         print(f"using the built-in sample crawl: {input_path}", flush=True)
+        spark_conf = {**config.spark.conf, **TINY_DATA_SPARK_CONF}   # used only if this starts Spark
+        config = dataclasses.replace(config, spark=dataclasses.replace(config.spark, conf=spark_conf))
         sitemaps = sitemaps or str(Path(input_path).parent / "sitemaps")
         seeds = seeds or list(SAMPLE_SEEDS)
     if sitemaps:

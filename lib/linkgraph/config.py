@@ -31,6 +31,15 @@ LOCAL_SPARK_CONF = {
 }
 
 
+# For inputs of a few thousand records (the built-in sample, the test suite): compiling each query
+# to Java (whole-stage and expression codegen) costs more than interpreting it, about a fifth of a
+# sample run.  Never for real crawls, where generated code is what makes Spark fast.
+TINY_DATA_SPARK_CONF = {
+    "spark.sql.codegen.wholeStage": "false",
+    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+}
+
+
 @dataclass(frozen=True)
 class SparkConfig:
     """How ``linkgraph.session`` builds a SparkSession when none is active.
