@@ -1,6 +1,7 @@
 """``linkgraph`` command line.
 
-Exit codes: 0 success; 2 a configuration or input-schema error (nothing written); 1 anything else.
+Exit codes: 0 success; 2 a ``linkgraph.errors.UsageError`` (config, input, missing table, flags: nothing
+written) or a missing Hadoop FileSystem; 1 anything else.
 """
 
 from __future__ import annotations
@@ -15,12 +16,9 @@ from pathlib import Path
 
 from linkgraph import paths
 from linkgraph import schemas as S
-from linkgraph.config import Config, ConfigError, load_config
-from linkgraph.pipeline import ScoresError
-from linkgraph.rank.gf import GraphFramesUnavailable
-from linkgraph.rank.teleport import EmptyTeleportError
-from linkgraph.readers import FORMATS, InputSchemaError
-from linkgraph.reliability import ConflictRetriesExhausted
+from linkgraph.config import Config, load_config
+from linkgraph.errors import ConflictRetriesExhausted, UsageError
+from linkgraph.readers import FORMATS
 
 log = logging.getLogger("linkgraph")
 
@@ -32,10 +30,6 @@ _EXTENSION_FORMATS = {
 }
 # --- crawl inputs ---
 _EXTENSION_FORMATS.update({".warc": "warc", ".wat": "wat"})
-
-
-class UsageError(ValueError):
-    pass
 
 
 def guess_format(path: str) -> str:
@@ -193,7 +187,7 @@ def cmd_pagerank(args: argparse.Namespace, config: Config) -> int:
 
 
 def cmd_reward(args: argparse.Namespace, config: Config) -> int:
-    from linkgraph.reward_pipeline import PruneNotFound, reward_step, undo_prune
+    from linkgraph.reward_pipeline import reward_step, undo_prune
     from linkgraph.session import get_spark
 
     if args.rounds is not None and args.rounds < 0:
@@ -204,10 +198,7 @@ def cmd_reward(args: argparse.Namespace, config: Config) -> int:
         overrides["prune"] = False
     config = dataclasses.replace(config, reward=dataclasses.replace(config.reward, **overrides))
     if args.undo_prune:
-        try:
-            print(undo_prune(get_spark(config.spark), config, args.undo_prune).summary())
-        except PruneNotFound as exc:
-            raise UsageError(str(exc)) from None
+        print(undo_prune(get_spark(config.spark), config, args.undo_prune).summary())
         return 0
     seeds = [url for group in _split(args.seeds) for url in group]
     spark = _spark_for(config, (signals, "page signals"))
@@ -384,8 +375,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         config = resolve_config(args)
         return COMMANDS[args.command](args, config)
-    except (ConfigError, InputSchemaError, UsageError, EmptyTeleportError, GraphFramesUnavailable, ScoresError,
-            paths.PathNotFound) as exc:
+    except UsageError as exc:
         print(f"linkgraph {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except ConflictRetriesExhausted as exc:

@@ -16,9 +16,9 @@ from typing import Any
 
 import yaml
 
+from linkgraph.errors import ConfigError
 
-class ConfigError(ValueError):
-    """A configuration problem; the message names the offending key."""
+__all__ = ["ConfigError"]
 
 
 # Local tuning for a 2-core machine (mirrored in conf/local.yaml).

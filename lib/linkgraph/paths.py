@@ -20,6 +20,8 @@ import re
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from linkgraph.errors import PathNotFound
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
@@ -27,8 +29,6 @@ if TYPE_CHECKING:
 _SCHEME = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]+):")
 
 
-class PathNotFound(ValueError):
-    """An input path that does not exist (or whose file system is not available); names the path."""
 
 
 def scheme(path: str) -> str | None:

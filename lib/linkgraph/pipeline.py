@@ -21,6 +21,7 @@ from linkgraph import ingest as I
 from linkgraph import readers
 from linkgraph import schemas as S
 from linkgraph.config import Config
+from linkgraph.errors import ScoresError
 from linkgraph.io.delta import Lake
 from linkgraph.paths import display, qualify
 from linkgraph.rank.graph import VERTEX as VERTEX_COLUMN
@@ -653,10 +654,6 @@ def import_authority_step(spark: SparkSession, config: Config, input_path: str, 
     write_rejects(lake, rejects)
     imported = lake.read(S.EXTERNAL_AUTHORITY_TABLE).where(F.col(S.SOURCE) == fmt).count()
     return imported, bad.count()
-
-
-class ScoresError(ValueError):
-    """The scores step cannot run as configured (e.g. no seed URLs); the message names the key."""
 
 
 @dataclass

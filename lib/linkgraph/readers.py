@@ -28,6 +28,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
 from linkgraph import schemas as S
+from linkgraph.errors import InputSchemaError
 
 CORRUPT_RECORD = "_corrupt_record"
 FORMATS = ("parquet", "jsonl", "csv", "arcs", "dat", "gml")
@@ -38,8 +39,6 @@ JSON_SCHEMA_PROBE_RECORDS = 1000
 RAW_WITH_CORRUPT = StructType([*S.RAW_EDGE_RECORD.fields, StructField(CORRUPT_RECORD, StringType(), True)])
 
 
-class InputSchemaError(ValueError):
-    """The input lacks a required column or cannot be read in the given format."""
 
 
 def check_required_columns(columns: list[str], source: str) -> None:

@@ -17,16 +17,14 @@ import random
 import time
 from typing import TYPE_CHECKING, Callable, TypeVar
 
+from linkgraph.errors import ConflictRetriesExhausted
+
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-
-
-class ConflictRetriesExhausted(RuntimeError):
-    """Every attempt of a step conflicted with a concurrent Delta commit."""
 
 
 class ConcurrentPageIdException(RuntimeError):

@@ -44,7 +44,8 @@ from pyspark.sql.types import ArrayType, StringType, StructField, StructType
 from linkgraph import ingest as I
 from linkgraph import schemas as S
 from linkgraph import urls
-from linkgraph.config import Config, ConfigError
+from linkgraph.config import Config
+from linkgraph.errors import ConfigError, PruneNotFound
 from linkgraph.io.delta import Lake
 from linkgraph.pipeline import new_run_id, reasons_text
 from linkgraph.rank import reward as R
@@ -66,10 +67,6 @@ RAW_PAGE_SIGNAL = StructType(
         StructField(CORRUPT_RECORD, StringType(), True),
     ]
 )
-
-
-class PruneNotFound(ValueError):
-    """``--undo-prune`` named a run that pruned nothing."""
 
 
 # --- page signals ---------------------------------------------------------------------------------

@@ -16,13 +16,12 @@ from numba import njit
 
 from linkgraph import schemas as S
 from linkgraph.compress import bits as B
+from linkgraph.errors import CompressedIndexError, CompressedTableMissing
 from linkgraph.compress.bv import BVParams, decode_block, decode_one, encode_block, outdegree_at
 
 _EMPTY = np.empty(0, dtype=np.int64)
 
 
-class CompressedIndexError(ValueError):
-    """The compressed tables are missing or were not built together."""
 
 
 @njit(cache=True)
@@ -281,7 +280,7 @@ def _read_table(source, table: str):
 
     if isinstance(source, Lake):
         if not source.exists(table):
-            raise CompressedIndexError(f"table '{table}' not found in lake {source.root}: run linkgraph compress")
+            raise CompressedTableMissing(f"table '{table}' not found in lake {source.root}: run linkgraph compress")
         return source.read(table).toArrow()
     from deltalake import DeltaTable
     from deltalake.exceptions import TableNotFoundError
@@ -292,4 +291,4 @@ def _read_table(source, table: str):
     try:
         return DeltaTable(path).to_pyarrow_table()
     except TableNotFoundError:
-        raise CompressedIndexError(f"table '{table}' not found at {path}: run linkgraph compress") from None
+        raise CompressedTableMissing(f"table '{table}' not found at {path}: run linkgraph compress") from None

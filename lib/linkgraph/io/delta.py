@@ -15,6 +15,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
 from linkgraph.config import LakeConfig
+from linkgraph.errors import MissingTableError
 from linkgraph.paths import to_uri
 
 log = logging.getLogger(__name__)
@@ -61,12 +62,11 @@ class Lake:
         return DeltaTable.forPath(self.spark, self.location(table))
 
     def require(self, *tables: str) -> None:
-        """Stop with ``InputSchemaError`` naming the first of ``tables`` the lake does not hold."""
-        from linkgraph.readers import InputSchemaError
-
+        """Stop with ``MissingTableError`` (an ``InputSchemaError``) naming the first of ``tables`` the lake
+        does not hold."""
         for table in tables:
             if not self.exists(table):
-                raise InputSchemaError(f"table '{table}' not found in lake {self.root}: run ingest first")
+                raise MissingTableError(f"table '{table}' not found in lake {self.root}: run ingest first")
 
     def read(self, table: str) -> DataFrame:
         if self.uses_catalog:

@@ -14,13 +14,12 @@ from typing import Callable
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from linkgraph.errors import GraphFramesUnavailable
 from linkgraph.rank.engine import IterationStat, RankParams, RankResult
 from linkgraph.rank.graph import DST, SRC, VERTEX, RankGraph
 from linkgraph.schemas import RANK, VECTOR_ID
 
 
-class GraphFramesUnavailable(RuntimeError):
-    pass
 
 
 def graphframes_pagerank(

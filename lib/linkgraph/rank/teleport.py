@@ -14,13 +14,12 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from linkgraph import schemas as S
+from linkgraph.errors import EmptyTeleportError
 from linkgraph.rank.graph import VERTEX
 from linkgraph.schemas import VECTOR_ID
 from linkgraph.urls import canonicalize
 
 
-class EmptyTeleportError(ValueError):
-    """A personalisation vector matches no page."""
 
 
 def normalise(raw: DataFrame) -> DataFrame:
