@@ -30,7 +30,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from linkgraph import schemas as S
-from linkgraph.ingest import number_in_order
+from linkgraph.ids import number_in_order
 from linkgraph.rank.graph import DST, SRC, VERTEX, WEIGHT, RankGraph
 
 _IP_HOST = r"^\[|^[0-9]+(\.[0-9]+){3}$"

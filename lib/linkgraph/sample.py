@@ -65,8 +65,8 @@ import os
 import random
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 from typing import Iterable
 
 BASE_TIME = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -1104,3 +1104,16 @@ def write_sitemaps_xml(sitemaps: Iterable[dict], directory: str | os.PathLike, b
 def write_sitemaps_jsonl(sitemaps: Iterable[dict], path: str | os.PathLike) -> int:
     """Sitemap entries as JSON Lines; returns the count."""
     return write_jsonl(sitemaps, path)
+
+
+def write_sample_input(directory: str | Path, seed: int = 7) -> Path:
+    """Write the built-in sample crawl under ``directory``: edge records as JSON lines (the path
+    returned), page signals as ``sample-pages.jsonl`` and its sitemaps as XML in ``sitemaps/``."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    crawl = generate_sample_crawl(seed)
+    path = directory / "sample-edges.jsonl"
+    write_edges_jsonl(crawl.edges, path)
+    write_pages_jsonl(crawl.pages, directory / "sample-pages.jsonl")
+    write_sitemaps_xml(crawl.sitemaps, directory / "sitemaps")
+    return path

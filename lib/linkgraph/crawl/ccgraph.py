@@ -39,7 +39,8 @@ from linkgraph import readers
 from linkgraph import schemas as S
 from linkgraph.config import Config
 from linkgraph.io.delta import Lake
-from linkgraph.pipeline import IngestReport, ensure_core_tables, upsert_links, upsert_pages, write_rejects
+from linkgraph.steps.edges import IngestReport
+from linkgraph.tables import ensure_core_tables, upsert_links, upsert_pages, write_rejects
 
 log = logging.getLogger(__name__)
 

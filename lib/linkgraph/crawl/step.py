@@ -4,7 +4,7 @@ WARC/WAT: the input's files are listed (Spark's ``binaryFile`` source, without r
 Spark task per file runs :mod:`linkgraph.crawl.extract` through ``mapInArrow`` and emits
 ``CRAWL_EXTRACT`` rows; nothing but per-category counts reaches the driver.  The rows are split
 into raw edge records (validated and upserted exactly like any other input by
-``pipeline._ingest_edges``), ``page_signals`` rows (one Delta MERGE by URL, the newer
+``linkgraph.steps.edges.ingest_edges``), ``page_signals`` rows (one Delta MERGE by URL, the newer
 ``fetched_at`` wins) and record-level rejects (one insert-only MERGE into ``rejects``).
 """
 
@@ -25,10 +25,12 @@ from linkgraph import ingest as I
 from linkgraph import schemas as S
 from linkgraph.config import Config
 from linkgraph.crawl import extract as X
+from linkgraph.crawl.ccgraph import ingest_ccgraph
 from linkgraph.io.delta import Lake
 from linkgraph.paths import display
-from linkgraph.pipeline import IngestReport, _ingest_edges, write_rejects
 from linkgraph.readers import CORRUPT_RECORD, InputSchemaError
+from linkgraph.steps.edges import IngestReport, ingest_edges
+from linkgraph.tables import merge_fetched_page_signals, write_rejects
 
 log = logging.getLogger(__name__)
 
@@ -91,8 +93,6 @@ class CrawlIngestReport(IngestReport):
 def crawl_ingest_step(spark: SparkSession, config: Config, input_path: str, fmt: str) -> IngestReport:
     """Ingest WARC or WAT files (``fmt`` warc | wat) or a Common Crawl graph (ccgraph)."""
     if fmt == "ccgraph":
-        from linkgraph.crawl.ccgraph import ingest_ccgraph
-
         return ingest_ccgraph(spark, config, input_path)
     started = time.monotonic()
     report = CrawlIngestReport(source=str(input_path), input_format=fmt)
@@ -101,9 +101,9 @@ def crawl_ingest_step(spark: SparkSession, config: Config, input_path: str, fmt:
     extracted = extract_rows(spark, input_path, fmt, settings, report).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         count_records(extracted, report)
-        _ingest_edges(lake, config, edges_as_raw(extracted), report)
+        ingest_edges(lake, config, edges_as_raw(extracted), report)
         signals = extracted.where(F.col(S.ROW_KIND) == X.PAGE)
-        report.page_signals_inserted, report.page_signals_updated = upsert_page_signals(
+        report.page_signals_inserted, report.page_signals_updated = merge_fetched_page_signals(
             lake, latest_page_signals(signals.where(F.col(S.URL).isNotNull()))
         )
         record_rejects = extracted.where(
@@ -201,15 +201,3 @@ def latest_page_signals(pages: DataFrame) -> DataFrame:
         .where(F.col("_rank") == 1)
         .select(*[F.col(f.name).cast(f.dataType) for f in S.PAGE_SIGNALS.fields])
     )
-
-
-def upsert_page_signals(lake: Lake, signals: DataFrame) -> tuple[int, int]:
-    """MERGE by URL: a newer ``fetched_at`` replaces title, text and feed links; an equal or older
-    one changes nothing, so re-running the same input touches no row."""
-    lake.ensure(S.PAGE_SIGNALS_TABLE, S.PAGE_SIGNALS)
-    newer = f"s.{S.FETCHED_AT} > t.{S.FETCHED_AT} OR (t.{S.FETCHED_AT} IS NULL AND s.{S.FETCHED_AT} IS NOT NULL)"
-    metrics = lake.merge(
-        S.PAGE_SIGNALS_TABLE, signals, keys=[S.URL],
-        update_set={c: f"s.{c}" for c in (S.TITLE, S.TEXT, S.FEED_LINKS, S.FETCHED_AT)}, update_condition=newer,
-    )
-    return metrics.inserted, metrics.updated

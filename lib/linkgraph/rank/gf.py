@@ -20,8 +20,6 @@ from linkgraph.rank.graph import DST, SRC, VERTEX, RankGraph
 from linkgraph.schemas import RANK, VECTOR_ID
 
 
-
-
 def graphframes_pagerank(
     graph: RankGraph, params: RankParams, teleport: DataFrame | None = None,
     progress: Callable[[IterationStat], None] | None = None,

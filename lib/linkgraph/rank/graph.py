@@ -18,7 +18,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from linkgraph import schemas as S
-from linkgraph.ingest import number_in_order
+from linkgraph.ids import number_in_order
 
 VERTEX = "vertex"
 SRC, DST = "src", "dst"

@@ -20,8 +20,6 @@ from linkgraph.schemas import VECTOR_ID
 from linkgraph.urls import canonicalize
 
 
-
-
 def normalise(raw: DataFrame) -> DataFrame:
     """(vector_id, vertex, weight) with weights summing to 1 per vector; non-positive weights dropped."""
     positive = raw.where(F.col("weight") > 0).groupBy(VECTOR_ID, VERTEX).agg(F.sum("weight").alias("weight"))
