@@ -11,14 +11,15 @@ import threading
 import time
 
 import pytest
+from pyspark.sql import functions as F
+from pyspark.sql.types import BooleanType
+from pyspark.testing import assertDataFrameEqual
+
 from linkgraph import schemas as S
 from linkgraph import tables
 from linkgraph.config import config_from_dict
 from linkgraph.pipeline import ingest_step
 from linkgraph.reliability import ConflictRetriesExhausted, retry_on_conflict
-from pyspark.sql import functions as F
-from pyspark.sql.types import BooleanType
-from pyspark.testing import assertDataFrameEqual
 from reliability_support import crawl_records, write_jsonl
 
 

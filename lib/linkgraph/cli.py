@@ -48,7 +48,8 @@ def guess_format(path: str) -> str:
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--conf", help="job config YAML (default: conf/local.yaml if present, else built-in local defaults)")
+    parser.add_argument(
+        "--conf", help="job config YAML (default: conf/local.yaml if present, else built-in local defaults)")
     parser.add_argument("--lake", help="lake directory holding the Delta tables (overrides lake.path)")
 
 
@@ -121,7 +122,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--sitemaps", help="sitemap file or directory to ingest too (the sample brings its own)")
     _common(run)
 
-    compress = sub.add_parser("compress", help="Boldi-Vigna compressed forward and reverse link graphs of the lake's links")
+    compress = sub.add_parser(
+        "compress", help="Boldi-Vigna compressed forward and reverse link graphs of the lake's links")
     _common(compress)
     return parser
 

@@ -2,7 +2,8 @@
 
 Pure ``DataFrame -> DataFrame`` functions; ``linkgraph.steps.ingest`` does the reads and the Delta
 writes (``number_in_order`` now lives in ``linkgraph.ids``, ``reject_rows`` in ``linkgraph.tables``;
-both stay importable from here).  The contract of a validated frame (``validate_edges``) is: the raw columns, the canonical
+both stay importable from here).  The contract of a validated frame (``validate_edges``) is: the raw
+columns, the canonical
 endpoint columns (``src_url``, ``src_host``, ``src_domain``, ``dst_…``), parsed timestamps, the
 final ``link_type`` and ``position``, and ``reason``/``detail`` (null for a usable record).
 
@@ -90,7 +91,7 @@ def _invalid_utf8() -> Column:
     replacement characters."""
     columns = [f.name for f in S.RAW_EDGE_RECORD.fields]
     invalid = [~F.is_valid_utf8(F.col(c)) | (F.instr(F.col(c), "\ufffd") > 0) for c in columns]
-    bad = F.coalesce(*[F.when(is_invalid, F.lit(c)) for c, is_invalid in zip(columns, invalid)])
+    bad = F.coalesce(*[F.when(is_invalid, F.lit(c)) for c, is_invalid in zip(columns, invalid, strict=True)])
     return _reject(bad.isNotNull(), S.Reason.MALFORMED_RECORD, F.concat(F.lit("invalid UTF-8 in "), bad))
 
 
@@ -151,8 +152,10 @@ def validate_edges(raw: DataFrame, config: IngestConfig) -> DataFrame:
         _oversized(S.TO_URL, config.max_url_length),
         _oversized(S.ANCHOR_TEXT, config.max_anchor_length),
         _oversized(S.CONTEXT_WINDOW, config.max_context_length),
-        F.when(src["reason"].isNotNull(), F.struct(src["reason"].alias("reason"), F.concat(F.lit("from_url: "), src["detail"]).alias("detail"))),
-        F.when(dst["reason"].isNotNull(), F.struct(dst["reason"].alias("reason"), F.concat(F.lit("to_url: "), dst["detail"]).alias("detail"))),
+        F.when(src["reason"].isNotNull(), F.struct(src["reason"].alias("reason"),
+                                                   F.concat(F.lit("from_url: "), src["detail"]).alias("detail"))),
+        F.when(dst["reason"].isNotNull(), F.struct(dst["reason"].alias("reason"),
+                                                   F.concat(F.lit("to_url: "), dst["detail"]).alias("detail"))),
         _bad_timestamp(S.DISCOVERED_AT, DISCOVERED),
         _bad_timestamp(S.LAST_SEEN_AT, LAST_SEEN),
         _timestamp_out_of_range(S.DISCOVERED_AT, DISCOVERED),

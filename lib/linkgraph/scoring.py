@@ -83,7 +83,8 @@ def blended_authority(pages_nodes: DataFrame, in_house: DataFrame, external: Dat
     scored = scored.join(by_domain, on=S.DOMAIN, how="left").join(by_host, on=S.REV_HOST, how="left")
     ext = F.coalesce("_ext_host", "_ext_domain")
     in_house_value = F.coalesce("_in_house", F.lit(0.0))
-    value = F.when(ext.isNull(), in_house_value).otherwise((1 - external_weight) * in_house_value + external_weight * ext)
+    blended = (1 - external_weight) * in_house_value + external_weight * ext
+    value = F.when(ext.isNull(), in_house_value).otherwise(blended)
     return scored.select(S.PAGE_ID, value.alias(S.DOMAIN_AUTHORITY))
 
 
@@ -136,7 +137,8 @@ def scope_columns(scored: DataFrame, nodes: DataFrame, seed_hosts: list[str], ho
     depth_factor = F.coalesce(F.greatest(F.lit(0.0), 1.0 - F.col(S.HOP_DEPTH) / F.lit(float(max_depth))), F.lit(0.0))
     return (
         scored.join(nodes.select(S.PAGE_ID, S.REV_HOST, S.DOMAIN), on=S.PAGE_ID, how="left")
-        .withColumn("_seed_host", F.coalesce(F.col(S.REV_HOST).isin(*seed_hosts), F.lit(False)) if seed_hosts else F.lit(False))
+        .withColumn("_seed_host",
+                    F.coalesce(F.col(S.REV_HOST).isin(*seed_hosts), F.lit(False)) if seed_hosts else F.lit(False))
         .join(hops, on=S.DOMAIN, how="left")
         .withColumn("domain_affinity", domain_affinity(strategy, affinity).cast("double"))
         .withColumn("depth_factor", depth_factor)

@@ -50,7 +50,8 @@ def read_page_signals(spark: SparkSession, path: str) -> DataFrame:
 def _problem(condition: Column, reason: Column | str, detail: Column | str) -> Column:
     reason_col = F.lit(reason) if isinstance(reason, str) else reason
     detail_col = F.lit(detail) if isinstance(detail, str) else detail
-    return F.when(condition, F.struct(reason_col.alias(S.REASON), F.concat(F.lit("page signal: "), detail_col).alias(S.DETAIL)))
+    return F.when(condition, F.struct(reason_col.alias(S.REASON),
+                                      F.concat(F.lit("page signal: "), detail_col).alias(S.DETAIL)))
 
 
 def signal_reject_rows(rows: DataFrame, bad_feed: Column | None, source: str) -> DataFrame:
@@ -76,7 +77,8 @@ def check_page_signals(raw: DataFrame) -> DataFrame:
     )
     problem = F.coalesce(
         _problem(F.col(CORRUPT_RECORD).isNotNull(), S.Reason.MALFORMED_RECORD, F.substring(CORRUPT_RECORD, 1, 2000)),
-        _problem(F.col("_page.reason").isNotNull(), F.col("_page.reason"), F.coalesce(F.col("_page.detail"), F.lit(""))),
+        _problem(F.col("_page.reason").isNotNull(), F.col("_page.reason"),
+                 F.coalesce(F.col("_page.detail"), F.lit(""))),
         _problem(F.col(S.FETCHED_AT).isNotNull() & F.col("_fetched").isNull(), S.Reason.MALFORMED_TIMESTAMP,
                  F.concat(F.lit("fetched_at is not a timestamp: "), F.substring(S.FETCHED_AT, 1, 100))),
     )

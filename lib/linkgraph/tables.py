@@ -101,7 +101,8 @@ def reject_rows(rows: DataFrame, source: str | Column) -> DataFrame:
 
 def raw_with_to_url(to_url: Column) -> list[Column]:
     """The raw edge-record columns of a reject row that is not an edge: all null but ``to_url``."""
-    return [(to_url if f.name == S.TO_URL else F.lit(None)).cast("string").alias(f.name) for f in S.RAW_EDGE_RECORD.fields]
+    return [(to_url if f.name == S.TO_URL else F.lit(None)).cast("string").alias(f.name)
+            for f in S.RAW_EDGE_RECORD.fields]
 
 
 def count_by_reason(rejects: DataFrame) -> dict[str, int]:

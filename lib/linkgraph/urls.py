@@ -82,7 +82,7 @@ _NULL = CanonicalUrl(None, None, None, NULL_FIELD, "URL is null or blank")
 # --- Public Suffix List ------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _psl():
     """The process-wide offline tldextract extractor (bundled PSL snapshot, private domains on)."""
     import tldextract
@@ -373,11 +373,11 @@ def canonicalize_series(urls: pandas.Series) -> pandas.DataFrame:
         else:
             result = canonicalize(value)
         append(result)
-    columns = list(zip(*rows)) if rows else [()] * len(CANONICAL_COLUMNS)
+    columns = list(zip(*rows, strict=True)) if rows else [()] * len(CANONICAL_COLUMNS)
     return pd.DataFrame(
         {
             name: pd.Series(column, index=urls.index, dtype=object)
-            for name, column in zip(CANONICAL_COLUMNS, columns)
+            for name, column in zip(CANONICAL_COLUMNS, columns, strict=True)
         },
         index=urls.index,
     )

@@ -81,7 +81,8 @@ class CompressedGraph:
                                       self.block_bit_base, self.block_bit_length, self.block_offset_base, self.offsets))
 
     @classmethod
-    def from_blocks(cls, blocks: list[tuple[int, int, int, int, bytes, np.ndarray]], params: BVParams) -> "CompressedGraph":
+    def from_blocks(cls, blocks: list[tuple[int, int, int, int, bytes, np.ndarray]],
+                    params: BVParams) -> CompressedGraph:
         """From ``(first_id, node_count, arc_count, bit_length, stream bytes, list offsets)``
         per block, in any order."""
         blocks = sorted(blocks, key=lambda block: block[0])

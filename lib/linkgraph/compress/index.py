@@ -71,9 +71,11 @@ class ConnectivityIndex:
 
     # --- construction --------------------------------------------------------------------------
     @classmethod
-    def from_arcs(cls, sources: np.ndarray, targets: np.ndarray, params: BVParams = BVParams(),
-                  block_size: int = 65536) -> "ConnectivityIndex":
-        """Encode an arc list in this process, block by block as ``linkgraph compress`` does."""
+    def from_arcs(cls, sources: np.ndarray, targets: np.ndarray, params: BVParams | None = None,
+                  block_size: int = 65536) -> ConnectivityIndex:
+        """Encode an arc list in this process, block by block as ``linkgraph compress`` does
+        (``params`` default: ``BVParams()``)."""
+        params = params or BVParams()
         from linkgraph.compress.build import block_csr
 
         sources = np.asarray(sources, dtype=np.int64)
@@ -95,7 +97,7 @@ class ConnectivityIndex:
         return cls(*graphs)
 
     @classmethod
-    def load(cls, source) -> "ConnectivityIndex":
+    def load(cls, source) -> ConnectivityIndex:
         """Load the compressed tables of a lake: ``source`` a lake directory (read without
         Spark) or a ``linkgraph.io.delta.Lake``."""
         tables = {
@@ -118,7 +120,8 @@ class ConnectivityIndex:
                               residual_code=build[5])
         offsets = tables[S.LINKS_COMPRESSED_OFFSETS_TABLE]
         graphs = []
-        for direction, name in ((S.FORWARD, S.LINKS_COMPRESSED_FORWARD_TABLE), (S.REVERSE, S.LINKS_COMPRESSED_REVERSE_TABLE)):
+        directions = ((S.FORWARD, S.LINKS_COMPRESSED_FORWARD_TABLE), (S.REVERSE, S.LINKS_COMPRESSED_REVERSE_TABLE))
+        for direction, name in directions:
             offsets_of = {
                 offsets[S.BLOCK_ID][i]: (offsets[S.OFFSETS][i], offsets[S.NODE_COUNT][i])
                 for i in range(len(offsets[S.BLOCK_ID])) if offsets[S.DIRECTION][i] == direction
@@ -127,7 +130,8 @@ class ConnectivityIndex:
             blocks = []
             for i, block_id in enumerate(rows[S.BLOCK_ID]):
                 if block_id not in offsets_of:
-                    raise CompressedIndexError(f"no {direction} offsets for block {block_id}: run linkgraph compress again")
+                    raise CompressedIndexError(
+                        f"no {direction} offsets for block {block_id}: run linkgraph compress again")
                 offsets_data, node_count = offsets_of[block_id]
                 node_offsets = B.gamma_decode_gaps(B.bytes_to_words(offsets_data), node_count + 1)
                 blocks.append((rows[S.FIRST_ID][i], rows[S.NODE_COUNT][i], rows[S.ARC_COUNT][i], rows[S.BIT_LENGTH][i],

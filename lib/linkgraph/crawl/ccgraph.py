@@ -53,7 +53,8 @@ class CcGraphReport(IngestReport):
     edges_read: int = 0
 
     def summary(self) -> str:
-        return f"ccgraph {self.source}: vertices read={self.vertices_read} edges read={self.edges_read}\n{super().summary()}"
+        return (f"ccgraph {self.source}: vertices read={self.vertices_read} edges read={self.edges_read}\n"
+                f"{super().summary()}")
 
 
 def ccgraph_paths(input_path: str, spark: SparkSession | None = None) -> tuple[list[str], list[str]]:

@@ -14,9 +14,9 @@ reason when the page URL cannot be canonicalised).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Iterable, Iterator
 
 from linkgraph import urls
 from linkgraph.crawl import payload as P
@@ -147,7 +147,8 @@ def _response_rows(record: WarcRecord, file: str, settings: ExtractSettings) -> 
     try:
         body = P.decode_http_body(record.payload, headers)
         if len(body) > settings.max_page_bytes:
-            raise P.PayloadError(OVERSIZED_PAGE, f"decoded payload of {len(body)} bytes exceeds {settings.max_page_bytes}")
+            raise P.PayloadError(
+                OVERSIZED_PAGE, f"decoded payload of {len(body)} bytes exceeds {settings.max_page_bytes}")
         if not P.is_html(declared_type, body):
             raise P.PayloadError(P.NON_HTML, "payload without a media type does not start as HTML")
         html, _codec = P.decode_html(body, P.content_type_charset(declared_type))
@@ -196,7 +197,8 @@ def _wat_record_rows(record: WarcRecord, file: str, settings: ExtractSettings) -
         warc_header = envelope["WARC-Header-Metadata"]
         payload_meta = envelope.get("Payload-Metadata") or {}
     except (ValueError, KeyError, TypeError) as exc:
-        yield _rejected(record, file, MALFORMED_RECORD, f"not WAT JSON with an Envelope ({type(exc).__name__}: {exc})"[:500])
+        detail = f"not WAT JSON with an Envelope ({type(exc).__name__}: {exc})"
+        yield _rejected(record, file, MALFORMED_RECORD, detail[:500])
         return
     described = str(warc_header.get("WARC-Type") or "unknown")
     if described != "response":

@@ -88,7 +88,8 @@ class Lake:
         if self.exists(table):
             return
         builder = DeltaTable.createIfNotExists(self.spark).addColumns(schema)
-        builder = builder.tableName(self.location(table)) if self.uses_catalog else builder.location(self.location(table))
+        location = self.location(table)
+        builder = builder.tableName(location) if self.uses_catalog else builder.location(location)
         builder.execute()
         log.info("created Delta table %s", self.location(table))
 
@@ -101,7 +102,8 @@ class Lake:
         the inputs, e.g. their versions) is recorded as the commit's user metadata, see
         :meth:`built_from`."""
         writer = df.write.format("delta").mode("overwrite")
-        writer = writer.option("replaceWhere", replace_where) if replace_where else writer.option("overwriteSchema", "true")
+        writer = (writer.option("replaceWhere", replace_where) if replace_where
+                  else writer.option("overwriteSchema", "true"))
         if built_from is not None:
             writer = writer.option("userMetadata", built_from)
         if partition_by:
@@ -183,5 +185,6 @@ class Lake:
         one MERGE commit; returns its counts (``deleted``)."""
         version_before = self.version(table)
         condition = " AND ".join(f"t.`{k}` = s.`{k}`" for k in keys)
-        self.delta_table(table).alias("t").merge(keys_df.select(*keys).alias("s"), condition).whenMatchedDelete().execute()
+        merge = self.delta_table(table).alias("t").merge(keys_df.select(*keys).alias("s"), condition)
+        merge.whenMatchedDelete().execute()
         return self._merge_metrics_since(table, version_before)

@@ -9,7 +9,7 @@ GraphFrames JVM package (``spark.graphframes: true``).
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F

@@ -39,7 +39,8 @@ class RankGraph:
 
 def vertex_index(pages: DataFrame) -> tuple[DataFrame, int]:
     """Map page ids to dense indices; ids already dense (0..n-1) are used as they are."""
-    stats = pages.agg(F.count("*").alias("n"), F.max(S.PAGE_ID).alias("max_id"), F.min(S.PAGE_ID).alias("min_id")).first()
+    stats = pages.agg(F.count("*").alias("n"), F.max(S.PAGE_ID).alias("max_id"),
+                      F.min(S.PAGE_ID).alias("min_id")).first()
     n = int(stats["n"])
     ids = pages.select(S.PAGE_ID)
     if n == 0 or (stats["min_id"] == 0 and stats["max_id"] == n - 1):
@@ -58,7 +59,8 @@ def build_rank_graph(pages: DataFrame, links: DataFrame, exclude_link_types: tup
     vertices = vertices.persist()
     followed = followed_links(links, exclude_link_types).select(S.SRC_ID, S.DST_ID)
     edges = (
-        followed.join(vertices.select(F.col(S.PAGE_ID).alias(S.SRC_ID), F.col(VERTEX).alias(SRC)), on=S.SRC_ID, how="inner")
+        followed.join(vertices.select(F.col(S.PAGE_ID).alias(S.SRC_ID), F.col(VERTEX).alias(SRC)), on=S.SRC_ID,
+                      how="inner")
         .join(vertices.select(F.col(S.PAGE_ID).alias(S.DST_ID), F.col(VERTEX).alias(DST)), on=S.DST_ID, how="inner")
         .select(SRC, DST)
     )

@@ -7,7 +7,7 @@ semantics as ``linkgraph.rank.engine`` for a single vector, uniform start.
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -44,7 +44,8 @@ def naive_pagerank(
         )
         new = (
             v.join(incoming, on=VERTEX, how="left")
-            .select(VERTEX, (d * (F.coalesce("incoming", F.lit(0.0)) + F.lit(mass) * F.col("v")) + (1 - d) * F.col("v")).alias(RANK))
+            .select(VERTEX, (d * (F.coalesce("incoming", F.lit(0.0)) + F.lit(mass) * F.col("v"))
+                             + (1 - d) * F.col("v")).alias(RANK))
             .localCheckpoint(eager=True)
         )
         l1 = new.join(ranks.withColumnRenamed(RANK, "old"), on=VERTEX, how="inner").agg(

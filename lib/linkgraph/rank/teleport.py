@@ -46,7 +46,8 @@ def from_seed_urls(vertices: DataFrame, pages: DataFrame, seed_groups: list[list
             if canonical:
                 rows.append((k, canonical))
     seeds = spark.createDataFrame(rows, f"{VECTOR_ID} int, {S.URL} string")
-    matched = seeds.join(pages.select(S.URL, S.PAGE_ID), on=S.URL, how="inner").join(vertices, on=S.PAGE_ID, how="inner")
+    matched = (seeds.join(pages.select(S.URL, S.PAGE_ID), on=S.URL, how="inner")
+               .join(vertices, on=S.PAGE_ID, how="inner"))
     return normalise(matched.select(VECTOR_ID, VERTEX, F.lit(1.0).alias("weight")))
 
 

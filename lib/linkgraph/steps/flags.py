@@ -45,7 +45,8 @@ class FlagsReport(Report):
         if self.up_to_date:
             return f"flags: page_flags of rank run {self.rank_run} already built from these inputs; nothing written"
         return (f"flags: page_flags of rank run {self.rank_run}: pages={self.pages} important={self.important} "
-                f"orphan={self.orphan} link_farm={self.link_farm} syndication={self.syndication} in {self.seconds:.1f}s")
+                f"orphan={self.orphan} link_farm={self.link_farm} syndication={self.syndication} "
+                f"in {self.seconds:.1f}s")
 
 
 def flags_inputs(lake: Lake, config: Config, rank_run_id: str) -> str:

@@ -89,9 +89,8 @@ def run(ctx: StepContext, personalization: PersonalizationSpec | None = None,
         damping=rc.damping, tol=rc.tol, max_iter=rc.max_iter, blocks=rc.blocks,
         block_max_vertices=rc.block_max_vertices, checkpoint_every=rc.checkpoint_every, single_task=rc.single_task,
     )
-    run_key = hashlib.sha256(
-        repr((rc.engine, params, graph_version, graph.n, graph.n_edges, personalization.describe(), warm_start)).encode()
-    ).hexdigest()[:16]
+    key = (rc.engine, params, graph_version, graph.n, graph.n_edges, personalization.describe(), warm_start)
+    run_key = hashlib.sha256(repr(key).encode()).hexdigest()[:16]
     initial = _warm_start(lake, graph) if warm_start else None
     result = _rank(ctx, graph, params, teleport, n_vectors, initial, run_key)
     report = RankRunReport(ctx.run_id, rc.engine, result.iterations, result.converged, n_vectors, graph.n,

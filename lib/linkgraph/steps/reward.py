@@ -1,6 +1,7 @@
 """``linkgraph reward``: page-signals input, the reward rounds, the prune and its undo.
 
-Read (config, pinned table versions) -> ``linkgraph.rank.reward`` transforms -> Delta writes.  Tables written (schemas in ``linkgraph.schemas``): ``page_signals``
+Read (config, pinned table versions) -> ``linkgraph.rank.reward`` transforms -> Delta writes.
+Tables written (schemas in ``linkgraph.schemas``): ``page_signals``
 (MERGE by url), ``reward_scores`` (replaced by each run), ``feeds`` (MERGE by feed_url),
 ``reward_runs`` (rows appended per round), ``pruned_pages`` (rows appended per prune), and the
 deletes of a prune from ``links`` and ``pages``.
