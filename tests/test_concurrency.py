@@ -120,7 +120,7 @@ def test_ingest_held_open_while_another_commits_lands_or_fails_clearly(spark, ba
         report = outcome["report"]
         assert report.read == report.written + report.rejected == 300
     assert_ids_unique_and_dense(spark, lake_dir)
-    for got, expected in zip(by_url(spark, lake_dir), by_url(spark, reference)):
+    for got, expected in zip(by_url(spark, lake_dir), by_url(spark, reference), strict=True):
         assertDataFrameEqual(got, expected)
 
 
@@ -149,7 +149,7 @@ def test_simultaneous_ingests_both_land(spark, batches, tmp_path, caplog):
     retries = [r.getMessage() for r in caplog.records if "retrying the step" in r.getMessage()]
     print(f"conflicts retried: {len(retries)}", *retries, sep="\n")
     assert_ids_unique_and_dense(spark, tmp_path / "lake")
-    for got, expected in zip(by_url(spark, tmp_path / "lake"), by_url(spark, reference)):
+    for got, expected in zip(by_url(spark, tmp_path / "lake"), by_url(spark, reference), strict=True):
         assertDataFrameEqual(got, expected)
 
 
