@@ -7,8 +7,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -21,10 +19,6 @@ def test_ruff_is_clean():
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-# mypy runs, but is not clean yet (81 errors, issue 20): most are ``DataFrame.first()`` typed
-# ``Row | None`` on global aggregates, ``int | None`` Delta versions and Optional strings in the
-# crawl parsers.  Remove the mark once ``mypy lib/linkgraph`` passes; a pass now is reported as XPASS.
-@pytest.mark.xfail(reason="mypy lib/linkgraph not clean yet (issue 20)", strict=False)
 def test_mypy_is_clean():
     result = _run("mypy", "lib/linkgraph")
     assert result.returncode == 0, result.stdout[-5000:] + result.stderr

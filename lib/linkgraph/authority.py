@@ -20,6 +20,7 @@ from pyspark.sql import functions as F
 from linkgraph import schemas as S
 from linkgraph.domains import reversed_name
 from linkgraph.readers import InputSchemaError
+from linkgraph.rows import one_row
 
 AUTHORITY_FORMATS = ("openpagerank", "ccrank")
 _VALUE, _NAME = "_value", "_name"
@@ -63,7 +64,7 @@ def read_external_authority(spark: SparkSession, path: str, fmt: str) -> tuple[D
                            F.col("`#harmonicc_val`").alias("_hc"))
         checked = named.withColumn(S.REASON, _problem(F.col(_NAME), F.col(_VALUE), None))
         good = checked.where(F.col(S.REASON).isNull())
-        last = good.agg(F.max(F.col(_VALUE).cast("double"))).first()[0] or 1.0
+        last = one_row(good.agg(F.max(F.col(_VALUE).cast("double"))))[0] or 1.0
         valid = good.select(
             F.lower(F.trim(F.col(_NAME))).alias(S.DOMAIN),
             ((F.lit(last) - F.col(_VALUE).cast("double")) / F.lit(max(last - 1.0, 1.0))).alias(S.AUTHORITY),

@@ -198,7 +198,7 @@ def cmd_reward(args: argparse.Namespace, config: Config) -> int:
     if args.rounds is not None and args.rounds < 0:
         raise UsageError("--rounds must not be negative")
     signals = _input_path(args.signals, "page signals") if args.signals is not None else None
-    overrides = {"rewards": False} if args.no_rewards else {}
+    overrides: dict[str, Any] = {"rewards": False} if args.no_rewards else {}
     if args.no_prune:
         overrides["prune"] = False
     config = dataclasses.replace(config, reward=dataclasses.replace(config.reward, **overrides))

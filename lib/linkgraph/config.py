@@ -425,7 +425,7 @@ def _build(cls: type, data: Any, prefix: str) -> Any:
 
 
 def _coerce(hint: Any, value: Any, key: str) -> Any:
-    if dataclasses.is_dataclass(hint):
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
         return _build(hint, value if value is not None else {}, prefix=f"{key}.")
     origin = typing.get_origin(hint)
     args = typing.get_args(hint)

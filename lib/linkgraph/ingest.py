@@ -47,13 +47,13 @@ CANONICAL_URL = StructType(
 )
 
 
-@pandas_udf(CANONICAL_URL)
+@pandas_udf(CANONICAL_URL)  # type: ignore[call-overload]  # the stubs know only the functionType forms
 def canonical_url(raw_urls: pd.Series) -> pd.DataFrame:
     """Arrow-batched ``urls.canonicalize`` (per-worker caches make repeated hosts cheap)."""
     return urls.canonicalize_series(raw_urls)
 
 
-@pandas_udf(StringType())
+@pandas_udf(StringType())  # type: ignore[call-overload]  # as above
 def url_key(canonical_urls: pd.Series) -> pd.Series:
     """The id-order key of a canonical URL: host reversed, then port, path and query."""
     return canonical_urls.map(lambda u: None if u is None else urls.url_key(u))

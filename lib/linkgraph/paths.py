@@ -81,8 +81,11 @@ def require_local_input(path: str, what: str = "input") -> None:
         raise PathNotFound(f"{what} not found: {path}")
 
 
-def _hadoop_path(spark: SparkSession, path: str):
+def _hadoop_path(spark: SparkSession | None, path: str):
+    if spark is None:
+        raise PathNotFound(f"{path} is not a local path and no Spark session was given to reach it")
     jvm = spark.sparkContext._jvm
+    assert jvm is not None, "a Spark session on a JVM (not Spark Connect)"
     hadoop_path = jvm.org.apache.hadoop.fs.Path(path)
     return hadoop_path, hadoop_path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
 

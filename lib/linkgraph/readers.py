@@ -31,7 +31,7 @@ from linkgraph import schemas as S
 from linkgraph.errors import InputSchemaError
 
 CORRUPT_RECORD = "_corrupt_record"
-FORMATS = ("parquet", "jsonl", "csv", "arcs", "dat", "gml")
+FORMATS: tuple[str, ...] = ("parquet", "jsonl", "csv", "arcs", "dat", "gml")
 ARC_SRC = "src"
 ARC_DST = "dst"
 JSON_SCHEMA_PROBE_RECORDS = 1000
@@ -114,7 +114,7 @@ def read_edges(spark: SparkSession, path: str, fmt: str, csv_delimiter: str = ",
     raise InputSchemaError(f"unknown input format {fmt!r} (known: {', '.join(FORMATS)})")
 
 
-def read_arcs(spark: SparkSession, path: str) -> DataFrame:
+def read_arcs(spark: SparkSession, path: str | list[str]) -> DataFrame:
     """Integer arcs ``(src, dst)`` plus ``_corrupt_record`` for lines that are not two integers."""
     lines = spark.read.text(path).where(~F.col("value").rlike(r"^\s*([#%].*)?$"))
     parts = F.split(F.trim(F.col("value")), r"\s+")
@@ -169,7 +169,9 @@ def read_gml(spark: SparkSession, path: str) -> DataFrame:
     rows = []
     for m in _GML_EDGE.finditer(text):
         attrs = _gml_attrs(m.group(1))
-        rows.append((labels.get(attrs.get("source")), labels.get(attrs.get("target"))))
+        source, target = attrs.get("source"), attrs.get("target")
+        rows.append((labels.get(source) if source is not None else None,
+                     labels.get(target) if target is not None else None))
     edges = spark.createDataFrame(rows, StructType([S.RAW_EDGE_RECORD[S.FROM_URL], S.RAW_EDGE_RECORD[S.TO_URL]]))
     return to_raw_edges(edges)
 

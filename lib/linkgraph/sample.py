@@ -1035,7 +1035,8 @@ def generate_sample_crawl(seed: int = 7) -> SampleCrawl:
     crawl = _Crawl(pages, rng)
     laid_out = [(page, crawl.links(page)) for page in pages]
     expected = _inject_bad_links(laid_out, rng)
-    edges, good = [], []
+    edges: list[dict] = []
+    good: list[int] = []
     for page, links in laid_out:
         for link in links:
             if isinstance(link.target, _Page) and len(link.anchor or "") <= OVERSIZED_ANCHOR_CHARS:

@@ -25,6 +25,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from linkgraph import schemas as S
+from linkgraph.rows import one_row
 
 NODE, DEPTH = "node", "depth"
 
@@ -93,7 +94,7 @@ def seed_score_terms(
     depths: DataFrame, unlisted_priority: float,
 ) -> DataFrame:
     """Every page with its four seed-score terms (see the module docstring)."""
-    max_in = in_links.agg(F.max("in_links")).first()[0] or 0
+    max_in = one_row(in_links.agg(F.max("in_links")))[0] or 0
     in_links_norm = (F.log1p(F.col("in_links")) / F.log1p(F.lit(float(max_in)))) if max_in > 0 else F.lit(0.0)
     scored = (
         pages.select(S.PAGE_ID, S.URL)

@@ -30,6 +30,7 @@ from pyspark.sql import functions as F
 
 from linkgraph import schemas as S
 from linkgraph.io.delta import Lake
+from linkgraph.rows import one_row
 
 # --- core tables --------------------------------------------------------------------------------
 
@@ -41,7 +42,7 @@ def ensure_core_tables(lake: Lake) -> None:
 
 def max_page_id(lake: Lake) -> int:
     """The largest page id stored (-1 for an empty ``pages``)."""
-    value = lake.read(S.PAGES_TABLE).agg(F.max(S.PAGE_ID)).first()[0]
+    value = one_row(lake.read(S.PAGES_TABLE).agg(F.max(S.PAGE_ID)))[0]
     return -1 if value is None else int(value)
 
 

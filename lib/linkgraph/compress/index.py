@@ -94,7 +94,7 @@ class ConnectivityIndex:
                 blocks.append((first_id, block.node_count, block.arc_count, block.bit_length, block.to_bytes(),
                                block.offsets))
             graphs.append(CompressedGraph.from_blocks(blocks, params))
-        return cls(*graphs)
+        return cls(graphs[0], graphs[1])
 
     @classmethod
     def load(cls, source) -> ConnectivityIndex:
@@ -137,7 +137,7 @@ class ConnectivityIndex:
                 blocks.append((rows[S.FIRST_ID][i], rows[S.NODE_COUNT][i], rows[S.ARC_COUNT][i], rows[S.BIT_LENGTH][i],
                                rows[S.DATA][i], node_offsets))
             graphs.append(CompressedGraph.from_blocks(blocks, params))
-        return cls(*graphs, links_version=links_version)
+        return cls(graphs[0], graphs[1], links_version=links_version)
 
 
 def _read_table(source, table: str):

@@ -193,7 +193,7 @@ def _guarded(rows_of, record: WarcRecord, file: str, settings: ExtractSettings) 
 
 def _wat_record_rows(record: WarcRecord, file: str, settings: ExtractSettings) -> Iterator[dict]:
     try:
-        envelope = json.loads(record.payload)["Envelope"]
+        envelope = json.loads(record.payload or b"")["Envelope"]
         warc_header = envelope["WARC-Header-Metadata"]
         payload_meta = envelope.get("Payload-Metadata") or {}
     except (ValueError, KeyError, TypeError) as exc:
@@ -230,9 +230,9 @@ def _wat_record_rows(record: WarcRecord, file: str, settings: ExtractSettings) -
         base = resolve(base, str(head["Base"]))
     feeds: dict[str, None] = {}
     for link in head.get("Link") or []:
-        rel = str(link.get("rel") or "").lower().split()
+        rels = str(link.get("rel") or "").lower().split()
         feed_type = str(link.get("type") or "").split(";", 1)[0].strip().lower()
-        if "alternate" in rel and link.get("url") and feed_type in FEED_TYPES:
+        if "alternate" in rels and link.get("url") and feed_type in FEED_TYPES:
             url = resolve(base, str(link["url"]))
             if url.startswith(("http://", "https://")):
                 feeds.setdefault(url, None)

@@ -11,12 +11,13 @@ import logging
 from dataclasses import dataclass
 
 from delta.tables import DeltaTable
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
 from linkgraph.config import LakeConfig
 from linkgraph.errors import MissingTableError
 from linkgraph.paths import to_uri
+from linkgraph.rows import one_row
 
 log = logging.getLogger(__name__)
 
@@ -78,10 +79,15 @@ class Lake:
             return self.read(table)
         return self.spark.createDataFrame([], schema)
 
+    def current_version(self, table: str) -> int:
+        """The latest Delta version of a table the lake holds (``MissingTableError`` otherwise)."""
+        self.require(table)
+        return int(one_row(self.delta_table(table).history(1).select("version"))["version"])
+
     def version(self, table: str) -> int | None:
         if not self.exists(table):
             return None
-        return self.delta_table(table).history(1).select("version").first()["version"]
+        return one_row(self.delta_table(table).history(1).select("version"))["version"]
 
     def ensure(self, table: str, schema: StructType) -> None:
         """Create ``table`` empty with ``schema`` unless it exists (a no-op commit is avoided)."""
@@ -116,14 +122,14 @@ class Lake:
     def rows_written(self, table: str) -> int:
         """Rows the table's last commit wrote (its ``numOutputRows`` metric): read from the Delta
         log, without scanning the data again."""
-        metrics = self.delta_table(table).history(1).select("operationMetrics").first()["operationMetrics"] or {}
+        metrics = one_row(self.delta_table(table).history(1).select("operationMetrics"))["operationMetrics"] or {}
         return int(metrics.get("numOutputRows", 0))
 
     def built_from(self, table: str) -> str | None:
         """The ``built_from`` recorded by the table's last commit (None if absent or none)."""
         if not self.exists(table):
             return None
-        return self.delta_table(table).history(1).select("userMetadata").first()["userMetadata"]
+        return one_row(self.delta_table(table).history(1).select("userMetadata"))["userMetadata"]
 
     def append(self, table: str, df: DataFrame) -> None:
         writer = df.write.format("delta").mode("append")
@@ -154,13 +160,14 @@ class Lake:
         if update_set is None:
             update_set = {c: f"s.`{c}`" for c in updates.columns if c not in keys}
         if update_set:
-            merge = merge.whenMatchedUpdate(condition=update_condition, set=update_set)
+            values: dict[str, str | Column] = dict(update_set)
+            merge = merge.whenMatchedUpdate(condition=update_condition, set=values)
         merge.whenNotMatchedInsertAll().execute()
         return self._merge_metrics_since(table, version_before)
 
     def _merge_metrics_since(self, table: str, version_before: int | None) -> MergeMetrics:
         """Row counts of the MERGE committed after ``version_before`` (zeros if none was)."""
-        last = self.delta_table(table).history(1).select("version", "operation", "operationMetrics").first()
+        last = one_row(self.delta_table(table).history(1).select("version", "operation", "operationMetrics"))
         if last["version"] == version_before or last["operation"] != "MERGE":
             return MergeMetrics(inserted=0, updated=0, deleted=0, version=int(last["version"]))
         metrics = last["operationMetrics"] or {}

@@ -265,7 +265,7 @@ class BlockEngine:
     def __init__(self, spark: SparkSession, params: RankParams, partitions: int | None = None):
         self.spark = spark
         self.params = params
-        self.partitions = partitions or int(spark.conf.get("spark.sql.shuffle.partitions"))
+        self.partitions = partitions or int(spark.conf.get("spark.sql.shuffle.partitions") or 200)
 
     def run(
         self,
@@ -466,6 +466,7 @@ class BlockEngine:
                 else:
                     incoming += _f64(values).reshape(n_vectors, -1)
             new = damping * (incoming + mass_now[:, None] * v) + (1.0 - damping) * v
+            assert old is not None, "every block has its previous ranks among the parts"
             new[~active_now] = old[~active_now]
             return pd.DataFrame(
                 {

@@ -29,7 +29,9 @@ def graphframes_pagerank(
     spark = graph.edges.sparkSession
     from py4j.java_gateway import JavaClass
 
-    if not isinstance(spark._jvm.org.graphframes.GraphFrame, JavaClass):
+    jvm = spark._jvm
+    assert jvm is not None, "a Spark session on a JVM (not Spark Connect)"
+    if not isinstance(jvm.org.graphframes.GraphFrame, JavaClass):
         raise GraphFramesUnavailable(
             "GraphFrames JVM package not available in this Spark session: set spark.graphframes: true "
             "(io.graphframes:graphframes-spark4_2.13) where Maven Central serves it"

@@ -19,6 +19,7 @@ from pyspark.sql import functions as F
 
 from linkgraph import schemas as S
 from linkgraph.ids import number_in_order
+from linkgraph.rows import one_row
 
 VERTEX = "vertex"
 SRC, DST = "src", "dst"
@@ -36,11 +37,18 @@ class RankGraph:
     n: int
     n_edges: int | None = None
 
+    @property
+    def page_vertices(self) -> DataFrame:
+        """``vertices`` of a page graph (``build_rank_graph``); other graphs have none."""
+        if self.vertices is None:
+            raise ValueError("this rank graph has no page vertices")
+        return self.vertices
+
 
 def vertex_index(pages: DataFrame) -> tuple[DataFrame, int]:
     """Map page ids to dense indices; ids already dense (0..n-1) are used as they are."""
-    stats = pages.agg(F.count("*").alias("n"), F.max(S.PAGE_ID).alias("max_id"),
-                      F.min(S.PAGE_ID).alias("min_id")).first()
+    stats = one_row(pages.agg(F.count("*").alias("n"), F.max(S.PAGE_ID).alias("max_id"),
+                              F.min(S.PAGE_ID).alias("min_id")))
     n = int(stats["n"])
     ids = pages.select(S.PAGE_ID)
     if n == 0 or (stats["min_id"] == 0 and stats["max_id"] == n - 1):

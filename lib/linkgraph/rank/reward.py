@@ -39,6 +39,7 @@ from pyspark.sql import functions as F
 
 from linkgraph import schemas as S
 from linkgraph.config import TermRule
+from linkgraph.rows import one_row
 
 WEIGHT = "weight"
 NEIGHBOUR_ID = "neighbour_id"
@@ -327,7 +328,7 @@ def run_rounds(
         for round_no in range(first_round, first_round + rounds):
             started = time.monotonic()
             step = spread_round(current, vertices, shares, params, round_no).localCheckpoint(eager=True)
-            totals = round_totals(step).first()
+            totals = one_row(round_totals(step))
             sums = {name: float(value or 0.0) for name, value in totals.asDict().items()}
             stat = RoundStat(round=round_no, seconds=time.monotonic() - started, **sums)
             history.append(stat)

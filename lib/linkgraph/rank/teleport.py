@@ -16,6 +16,7 @@ from pyspark.sql import functions as F
 from linkgraph import schemas as S
 from linkgraph.errors import EmptyTeleportError
 from linkgraph.rank.graph import VERTEX
+from linkgraph.rows import one_row
 from linkgraph.schemas import VECTOR_ID
 from linkgraph.urls import canonicalize
 
@@ -76,5 +77,5 @@ def from_table(vertices: DataFrame, table: DataFrame) -> tuple[DataFrame, int]:
         table = table.withColumn(VECTOR_ID, F.lit(0))
     matched = table.join(vertices, on=S.PAGE_ID, how="inner")
     teleport = normalise(matched.select(VECTOR_ID, VERTEX, F.col("weight").cast("double")))
-    k = table.agg(F.max(VECTOR_ID)).first()[0]
+    k = one_row(table.agg(F.max(VECTOR_ID)))[0]
     return teleport, (0 if k is None else int(k) + 1)

@@ -21,6 +21,7 @@ from linkgraph import schemas as S
 from linkgraph import tables as T
 from linkgraph.compress import build as CB
 from linkgraph.io.delta import Lake
+from linkgraph.rows import one_row
 from linkgraph.steps.context import Report, StepContext
 
 log = logging.getLogger(__name__)
@@ -78,8 +79,7 @@ def compressed_table_state(lake: Lake, table: str) -> tuple[tuple | None, int, i
 
 def run(ctx: StepContext) -> CompressReport:
     lake, cc = ctx.lake, ctx.config.compress
-    lake.require(S.LINKS_TABLE)
-    version = lake.version(S.LINKS_TABLE)
+    version = lake.current_version(S.LINKS_TABLE)
     report = CompressReport(links_version=version)
     wanted = (version, cc.block_size, cc.window_size, cc.max_ref_count, cc.min_interval_length, cc.residual_code)
     links = lake.read(S.LINKS_TABLE).select(S.SRC_ID, S.DST_ID)
@@ -104,7 +104,7 @@ def run(ctx: StepContext) -> CompressReport:
     return report
 
 
-def _reject_unencodable(lake: Lake, links: DataFrame, version: int | None) -> int:
+def _reject_unencodable(lake: Lake, links: DataFrame, version: int) -> int:
     """Links the codec cannot store, written to ``rejects``; returns how many."""
     bad = links.where(~CB.encodable(links))
     rejected = bad.count()
@@ -119,7 +119,7 @@ def _reject_unencodable(lake: Lake, links: DataFrame, version: int | None) -> in
     return rejected
 
 
-def _write_stale(ctx: StepContext, good: DataFrame, version: int | None, stale: list[str],
+def _write_stale(ctx: StepContext, good: DataFrame, version: int, stale: list[str],
                  totals: dict[str, tuple[int, int, int]], report: CompressReport) -> dict[str, DataFrame]:
     """Encode the directions a stale table needs and overwrite the stale tables; returns the
     encoded blocks (persisted) by direction."""
@@ -132,9 +132,9 @@ def _write_stale(ctx: StepContext, good: DataFrame, version: int | None, stale: 
             continue
         arcs = CB.arcs_by_block(good, direction, cc.block_size)
         encoded[direction] = CB.encode_blocks(arcs, cc, version).persist(StorageLevel.MEMORY_AND_DISK)
-        blocks, arc_count, bits, direction_offsets_bits = encoded[direction].agg(
+        blocks, arc_count, bits, direction_offsets_bits = one_row(encoded[direction].agg(
             F.count(F.lit(1)), F.coalesce(F.sum(S.ARC_COUNT), F.lit(0)), F.coalesce(F.sum(S.BIT_LENGTH), F.lit(0)),
-            F.coalesce(F.sum("offsets_bit_length"), F.lit(0))).first()
+            F.coalesce(F.sum("offsets_bit_length"), F.lit(0))))
         totals[table] = (int(blocks), int(arc_count), int(bits))
         offsets_bits += int(direction_offsets_bits)
         if table in stale:

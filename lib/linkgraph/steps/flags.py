@@ -15,6 +15,7 @@ from linkgraph import domains as D
 from linkgraph import schemas as S
 from linkgraph.config import Config
 from linkgraph.io.delta import Lake
+from linkgraph.rows import one_row
 from linkgraph.steps.context import Report, StepContext
 from linkgraph.tables import latest_rank_run_id, replace_run
 
@@ -77,9 +78,9 @@ def run(ctx: StepContext) -> FlagsReport:
     flags = D.page_flags(pages, located, ranks, lake.read(S.LINK_FARMS_TABLE), networks, rank_run_id,
                          config.analysis.important_sigmas)
     replace_run(lake, S.PAGE_FLAGS_TABLE, flags, rank_run_id, built_from=inputs)
-    counts = lake.read(S.PAGE_FLAGS_TABLE).where(F.col(S.RUN_ID) == rank_run_id).agg(
+    counts = one_row(lake.read(S.PAGE_FLAGS_TABLE).where(F.col(S.RUN_ID) == rank_run_id).agg(
         F.count(F.lit(1)), F.count_if(S.IMPORTANT), F.count_if(S.ORPHAN), F.count_if(S.LINK_FARM_DOMAIN),
-        F.count_if(F.col(S.SYNDICATION_NETWORK).isNotNull())).first()
+        F.count_if(F.col(S.SYNDICATION_NETWORK).isNotNull())))
     report.pages, report.important, report.orphan, report.link_farm, report.syndication = (int(c) for c in counts)
     report.seconds = ctx.elapsed()
     log.info(report.summary())

@@ -110,14 +110,15 @@ def teleport_vectors(lake: Lake, graph: RankGraph, pages: DataFrame, links: Data
     """(teleport vectors persisted, or None for uniform; how many vectors)."""
     teleport, n_vectors = None, 1
     if personalization.seeds:
-        teleport, n_vectors = T.from_seed_urls(graph.vertices, pages, personalization.seeds), len(personalization.seeds)
+        teleport = T.from_seed_urls(graph.page_vertices, pages, personalization.seeds)
+        n_vectors = len(personalization.seeds)
         T.check_covered(teleport, [",".join(g) for g in personalization.seeds])
     elif personalization.topics:
-        teleport = T.from_topics(graph.vertices, pages, links, personalization.topics)
+        teleport = T.from_topics(graph.page_vertices, pages, links, personalization.topics)
         n_vectors = len(personalization.topics)
         T.check_covered(teleport, [",".join(t) for t in personalization.topics])
     elif personalization.table:
-        teleport, n_vectors = T.from_table(graph.vertices, lake.read(personalization.table))
+        teleport, n_vectors = T.from_table(graph.page_vertices, lake.read(personalization.table))
         T.check_covered(teleport, [f"vector {k}" for k in range(n_vectors)])
     if teleport is not None:
         teleport = teleport.persist(StorageLevel.MEMORY_AND_DISK)
@@ -129,7 +130,7 @@ def _warm_start(lake: Lake, graph: RankGraph) -> DataFrame | None:
     if not lake.exists(S.PAGERANK_TABLE):
         return None
     previous = lake.read(S.PAGERANK_TABLE).select(S.PAGE_ID, S.VECTOR_ID, S.RANK)
-    return previous.join(graph.vertices, on=S.PAGE_ID, how="inner").select(VERTEX, S.VECTOR_ID, S.RANK)
+    return previous.join(graph.page_vertices, on=S.PAGE_ID, how="inner").select(VERTEX, S.VECTOR_ID, S.RANK)
 
 
 def _log_iteration(stat: IterationStat) -> None:
@@ -154,7 +155,7 @@ def _rank(ctx: StepContext, graph: RankGraph, params: RankParams, teleport: Data
     else:
         result = graphframes_pagerank(graph, params, teleport, progress=_log_iteration)
     pages = lake.read(S.PAGES_TABLE)
-    lake.overwrite(S.PAGERANK_TABLE, page_ranks(result.ranks, graph.vertices, pages, ctx.run_id))
+    lake.overwrite(S.PAGERANK_TABLE, page_ranks(result.ranks, graph.page_vertices, pages, ctx.run_id))
     if state is not None:
         state.clear()
     return result

@@ -47,6 +47,7 @@ from linkgraph.config import Config
 from linkgraph.errors import ConfigError, PruneNotFound
 from linkgraph.io.delta import Lake
 from linkgraph.rank import reward as R
+from linkgraph.rows import one_row
 from linkgraph.steps.context import Report, StepContext, reasons_text
 
 log = logging.getLogger(__name__)
@@ -220,7 +221,7 @@ def _naive(moment: datetime) -> datetime:
 
 def _read_inputs(ctx: StepContext, cache: _Cache, seed_urls: list[str], report: RewardReport) -> _Inputs:
     rc, lake = ctx.config.reward, ctx.lake
-    pages_version, links_version = lake.version(S.PAGES_TABLE), lake.version(S.LINKS_TABLE)
+    pages_version, links_version = lake.current_version(S.PAGES_TABLE), lake.current_version(S.LINKS_TABLE)
     pages = cache.keep(lake.read_version(S.PAGES_TABLE, pages_version).select(S.PAGE_ID, S.URL))
     links = lake.read_version(S.LINKS_TABLE, links_version)
     weighted = cache.keep(R.link_weights(links, rc.link_type_weights, rc.position_weights))
@@ -242,13 +243,13 @@ def _start_scores(ctx: StepContext, inputs: _Inputs, report: RewardReport) -> tu
     start = R.initial_scores(inputs.pages, previous, inputs.weighted, inputs.seed_ids, rc.new_page_fraction,
                              rc.seed_score)
     start = start.localCheckpoint(eager=True)
-    round0 = start.agg(
+    round0 = one_row(start.agg(
         F.count("*").alias("pages"),
         F.sum(F.col(R.IS_NEW).cast("long")).alias("new_pages"),
         F.sum(F.when(~F.col(R.IS_NEW), F.col(S.SCORE))).alias("before"),
         F.sum(F.when(F.col(R.IS_NEW), F.col(S.SCORE))).alias("initialised"),
         F.max(F.when(F.col(R.IS_NEW), F.col(S.SCORE))).alias("largest"),
-    ).first()
+    ))
     report.pages, report.new_pages = int(round0["pages"]), int(round0["new_pages"] or 0)
     before, initialised = float(round0["before"] or 0.0), float(round0["initialised"] or 0.0)
     stat0 = R.RoundStat(0, before, 0.0, 0.0, 0.0, 0.0, before + initialised, float(round0["largest"] or 0.0),
@@ -283,7 +284,7 @@ def _write_results(ctx: StepContext, cache: _Cache, inputs: _Inputs, final: Data
     kept_scores = final.join(doomed.select(S.PAGE_ID), on=S.PAGE_ID, how="left_anti")
     lake.overwrite(S.REWARD_SCORES_TABLE, kept_scores.join(inputs.pages, on=S.PAGE_ID, how="left").select(
         S.PAGE_ID, S.URL, S.SCORE, F.lit(report.run_id).alias(S.RUN_ID)))
-    report.total_score = float(kept_scores.agg(F.sum(S.SCORE)).first()[0] or 0.0)
+    report.total_score = float(one_row(kept_scores.agg(F.sum(S.SCORE)))[0] or 0.0)
     if discovered is not None:
         _record_feeds(lake, signals, discovered, rc.feed_url_pattern, report.run_id, started_at)
     if report.pruned_pages:

@@ -24,6 +24,7 @@ from linkgraph.config import Config
 from linkgraph.errors import ScoresError
 from linkgraph.ids import number_in_order
 from linkgraph.io.delta import Lake
+from linkgraph.rows import one_row
 from linkgraph.steps import flags
 from linkgraph.steps.context import Report, StepContext
 from linkgraph.tables import latest_rank_run_id, replace_run
@@ -86,7 +87,8 @@ def run(ctx: StepContext, seeds: list[str] | None = None) -> ScoresReport:
         raise ScoresError("scores.seeds is empty: hop depth, scope and the frontier are measured from seed URLs")
     canonical = canonical_seeds(seeds)
     flags_run = flags.run(ctx.next_step()).rank_run
-    inputs = scores_inputs(lake, ctx.config, latest_rank_run_id(lake)) + f" seeds={sorted(s.url for s in canonical)}"
+    seed_urls = sorted(str(s.url) for s in canonical)
+    inputs = scores_inputs(lake, ctx.config, latest_rank_run_id(lake)) + f" seeds={seed_urls}"
     if all(lake.built_from(table) == inputs for table in (S.SEED_SCORES_TABLE, S.FRONTIER_TABLE)):
         return ScoresReport(run_id=None, inputs=inputs, up_to_date=True, flags_run=flags_run)
     report = ScoresReport(run_id=ctx.run_id, inputs=inputs, flags_run=flags_run)
@@ -98,7 +100,7 @@ def run(ctx: StepContext, seeds: list[str] | None = None) -> ScoresReport:
         seed_scores = _seed_scores(ctx, canonical, seed_pages, pages, links, nodes, optional)
         replace_run(lake, S.SEED_SCORES_TABLE, seed_scores, ctx.run_id, built_from=inputs)
         this_run = lake.read(S.SEED_SCORES_TABLE).where(F.col(S.RUN_ID) == ctx.run_id)
-        counts = this_run.agg(F.count("*").alias("pages"), F.count_if(S.IN_SCOPE).alias("in_scope")).first()
+        counts = one_row(this_run.agg(F.count("*").alias("pages"), F.count_if(S.IN_SCOPE).alias("in_scope")))
         report.pages, report.in_scope = counts["pages"], counts["in_scope"]
         lake.overwrite(S.FRONTIER_TABLE, _frontier(ctx, this_run, pages, links, optional), built_from=inputs)
         report.frontier = lake.read(S.FRONTIER_TABLE).count()
@@ -133,9 +135,9 @@ def _seed_scores(ctx: StepContext, seeds: list[CanonicalUrl], seed_pages: DataFr
     terms = SC.seed_score_terms(pages, SC.in_link_counts(links), authority, optional[S.SITEMAPS_TABLE],
                                 SC.hop_depths(links, seed_pages, sc.hop_limit), sc.unlisted_priority)
     scored = terms.withColumn(S.SEED_SCORE, SC.seed_score(sc.weights))
-    seed_hosts = sorted({reverse_host(s.host) for s in seeds})
+    seed_hosts = sorted({reverse_host(str(s.host)) for s in seeds})
     seed_domains = spark.createDataFrame(
-        [(reverse_host(s.registered_domain or s.host),) for s in seeds], f"{S.DOMAIN} string")
+        [(reverse_host(str(s.registered_domain or s.host)),) for s in seeds], f"{S.DOMAIN} string")
     domain_links = optional[S.DOMAIN_LINKS_TABLE]
     if domain_links is None:
         domain_links = spark.createDataFrame([], f"{S.SRC_DOMAIN} string, {S.DST_DOMAIN} string")
@@ -177,7 +179,7 @@ def _frontier_priority(lake: Lake, config: Config, candidates: DataFrame) -> tup
     lake.require(S.PAGERANK_TABLE, S.RANK_RUNS_TABLE)
     ranks = lake.read(S.PAGERANK_TABLE)
     run_id = latest_rank_run_id(lake)
-    run = lake.read(S.RANK_RUNS_TABLE).where(F.col(S.RUN_ID) == run_id).first()
+    run = lake.read(S.RANK_RUNS_TABLE).where(F.col(S.RUN_ID) == F.lit(run_id)).first()
     personalised = run is not None and run["personalization"] is not None
     if personalised != (source == "personalized_pagerank"):
         kind = "personalised" if personalised else "uniform"
