@@ -12,9 +12,9 @@ from __future__ import annotations
 import logging
 
 from linkgraph import readers
-from linkgraph.crawl.step import crawl_ingest_step
 from linkgraph.paths import display, qualify
 from linkgraph.reliability import retry_on_conflict, unreadable_input
+from linkgraph.steps import crawl
 from linkgraph.steps.context import StepContext
 from linkgraph.steps.edges import IngestReport, ingest_arcs, ingest_edges
 
@@ -25,7 +25,7 @@ def run(ctx: StepContext, input_path: str, fmt: str) -> IngestReport:
     """Read ``input_path`` in format ``fmt`` and upsert it into the lake's pages/links/rejects."""
     input_path = qualify(ctx.spark, input_path)
     if fmt in readers.CRAWL_FORMATS:
-        return crawl_ingest_step(ctx.spark, ctx.config, input_path, fmt)
+        return crawl.run(ctx, input_path, fmt)
     reliability = ctx.config.reliability
     try:
         return retry_on_conflict(
