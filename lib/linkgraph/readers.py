@@ -29,6 +29,7 @@ from pyspark.sql.types import StringType, StructField, StructType
 
 from linkgraph import schemas as S
 from linkgraph.errors import InputSchemaError
+from linkgraph.paths import read_bytes
 
 CORRUPT_RECORD = "_corrupt_record"
 FORMATS: tuple[str, ...] = ("parquet", "jsonl", "csv", "arcs", "dat", "gml")
@@ -157,8 +158,6 @@ def _label_to_url(label: str) -> str:
 
 def read_gml(spark: SparkSession, path: str) -> DataFrame:
     """Edge records from a GML graph whose node labels are URLs or host names."""
-    from linkgraph.paths import read_bytes
-
     raw = read_bytes(spark, path)
     text = (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode("utf-8", errors="replace")
     labels = {}

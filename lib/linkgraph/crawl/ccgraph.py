@@ -31,7 +31,7 @@ from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from linkgraph import ingest as I
-from linkgraph import readers
+from linkgraph import paths, readers
 from linkgraph import schemas as S
 from linkgraph.config import Config
 
@@ -41,8 +41,6 @@ REV_HOST = "rev_host"
 def ccgraph_paths(input_path: str, spark: SparkSession | None = None) -> tuple[list[str], list[str]]:
     """(vertices paths, edges paths) of a ccgraph input; see the module docstring.  Local paths
     are listed on the local disk, others through Hadoop's FileSystem (needs ``spark``)."""
-    from linkgraph import paths
-
     name = input_path.rstrip("/").rsplit("/", 1)[-1]
     if paths.is_directory(spark, input_path):
         entries = [p for p in paths.list_directory(spark, input_path)
@@ -63,9 +61,9 @@ def ccgraph_paths(input_path: str, spark: SparkSession | None = None) -> tuple[l
     return vertices, edges
 
 
-def read_vertices(spark: SparkSession, paths: list[str]) -> DataFrame:
+def read_vertices(spark: SparkSession, files: list[str]) -> DataFrame:
     """``page_id``, ``rev_host`` and ``_corrupt_record`` (the line, when it is not a vertex)."""
-    lines = spark.read.text(paths).where(~F.col("value").rlike(r"^\s*([#%].*)?$"))
+    lines = spark.read.text(files).where(~F.col("value").rlike(r"^\s*([#%].*)?$"))
     parts = F.split(F.col("value"), "\t")
     well_formed = (
         F.size(parts).isin(2, 3)
