@@ -4,7 +4,7 @@ versions, applies the pure transforms of the domain modules and writes through
 
 ``PIPELINE`` is the order ``linkgraph run`` runs them in; notebook 01, the Airflow DAG and the
 Databricks bundle are checked against it (tests/test_structure.py).  This package's ``__init__``
-imports none of its modules, so a domain module may import ``linkgraph.steps.context``.
+imports none of its modules: importing one step loads only what that step needs.
 """
 
 from __future__ import annotations
