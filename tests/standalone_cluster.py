@@ -90,7 +90,7 @@ class StandaloneCluster:
         self.processes.append(process)
         return process
 
-    def start(self) -> "StandaloneCluster":
+    def start(self) -> StandaloneCluster:
         self.work_dir.mkdir(parents=True, exist_ok=True)
         (self.work_dir / "local").mkdir(exist_ok=True)
         self._launch("master", "org.apache.spark.deploy.master.Master", "--host", LOOPBACK,
@@ -158,7 +158,7 @@ class StandaloneCluster:
                 process.wait(timeout=30)
         self.processes.clear()
 
-    def __enter__(self) -> "StandaloneCluster":
+    def __enter__(self) -> StandaloneCluster:
         return self.start()
 
     def __exit__(self, *exc) -> None:

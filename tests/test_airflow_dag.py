@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 import os
-from importlib.metadata import version
 import subprocess
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest

@@ -14,9 +14,9 @@ from __future__ import annotations
 import gzip
 import json
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -24,13 +24,13 @@ import pytest
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 from pyspark.sql import functions as F
-from reliability_support import data_files
 
 from linkgraph import schemas as S
 from linkgraph.cli import main
 from linkgraph.config import config_from_dict
 from linkgraph.io.delta import Lake
 from linkgraph.pipeline import ingest_step
+from reliability_support import data_files
 
 W = "WRITTEN"   # expected outcome: the record is a links row
 R = S.Reason

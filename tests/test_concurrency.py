@@ -14,13 +14,13 @@ import pytest
 from pyspark.sql import functions as F
 from pyspark.sql.types import BooleanType
 from pyspark.testing import assertDataFrameEqual
-from reliability_support import crawl_records, write_jsonl
 
-from linkgraph import pipeline
 from linkgraph import schemas as S
+from linkgraph import tables
 from linkgraph.config import config_from_dict
 from linkgraph.pipeline import ingest_step
 from linkgraph.reliability import ConflictRetriesExhausted, retry_on_conflict
+from reliability_support import crawl_records, write_jsonl
 
 
 def by_url(spark, lake_dir):
@@ -78,14 +78,14 @@ def test_ingest_held_open_while_another_commits_lands_or_fails_clearly(spark, ba
         return True
 
     held = F.udf(wait_for_release, BooleanType())
-    original = pipeline.upsert_pages
+    original = tables.upsert_pages
 
     def upsert_pages_held(lake, pages, key):
         if threading.current_thread().name == "held-ingest":
             pages = pages.where(held(F.col(S.URL)))
         return original(lake, pages, key)
 
-    monkeypatch.setattr(pipeline, "upsert_pages", upsert_pages_held)
+    monkeypatch.setattr(tables, "upsert_pages", upsert_pages_held)
     outcome: dict[str, BaseException | object] = {}
 
     def run_held():
@@ -106,7 +106,7 @@ def test_ingest_held_open_while_another_commits_lands_or_fails_clearly(spark, ba
     assert winner.written + winner.rejected == winner.read
 
     error = outcome.get("error")
-    monkeypatch.setattr(pipeline, "upsert_pages", original)
+    monkeypatch.setattr(tables, "upsert_pages", original)
     if error is not None:
         # the held MERGE lost: Delta's conflict (or the page-id guard), one clear message, then a re-run lands
         assert isinstance(error, ConflictRetriesExhausted), error
@@ -120,7 +120,7 @@ def test_ingest_held_open_while_another_commits_lands_or_fails_clearly(spark, ba
         report = outcome["report"]
         assert report.read == report.written + report.rejected == 300
     assert_ids_unique_and_dense(spark, lake_dir)
-    for got, expected in zip(by_url(spark, lake_dir), by_url(spark, reference)):
+    for got, expected in zip(by_url(spark, lake_dir), by_url(spark, reference), strict=True):
         assertDataFrameEqual(got, expected)
 
 
@@ -149,7 +149,7 @@ def test_simultaneous_ingests_both_land(spark, batches, tmp_path, caplog):
     retries = [r.getMessage() for r in caplog.records if "retrying the step" in r.getMessage()]
     print(f"conflicts retried: {len(retries)}", *retries, sep="\n")
     assert_ids_unique_and_dense(spark, tmp_path / "lake")
-    for got, expected in zip(by_url(spark, tmp_path / "lake"), by_url(spark, reference)):
+    for got, expected in zip(by_url(spark, tmp_path / "lake"), by_url(spark, reference), strict=True):
         assertDataFrameEqual(got, expected)
 
 

@@ -10,15 +10,22 @@ from __future__ import annotations
 
 from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
-from reliability_support import (
-    CliProcess, check_every_version, committed, crawl_records, data_files, versions, write_conf, write_jsonl,
-)
 
 from linkgraph import schemas as S
 from linkgraph.cli import main
 from linkgraph.config import load_config
 from linkgraph.io.delta import Lake
 from linkgraph.pipeline import ingest_step, pagerank_step
+from reliability_support import (
+    CliProcess,
+    check_every_version,
+    committed,
+    crawl_records,
+    data_files,
+    versions,
+    write_conf,
+    write_jsonl,
+)
 
 
 def check_core_tables_complete(spark, lake_dir) -> dict[str, int]:
@@ -78,7 +85,7 @@ def test_killed_ingest_leaves_complete_versions_and_rerun_matches_uninterrupted(
 
     reference = tmp_path / "reference"
     ingest_step(spark, load_config(write_conf(tmp_path / "ref.yaml", reference)), source, "jsonl")
-    for got, expected in zip(core_tables(spark, lake_dir), core_tables(spark, reference)):
+    for got, expected in zip(core_tables(spark, lake_dir), core_tables(spark, reference), strict=True):
         assertDataFrameEqual(got, expected)
 
 

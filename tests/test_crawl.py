@@ -95,7 +95,10 @@ def handwritten_warc() -> bytes:
     ])
 
 
-def rows_of(data: bytes, settings: ExtractSettings = ExtractSettings(max_page_bytes=150_000), wat: bool = False):
+PAGE_SETTINGS = ExtractSettings(max_page_bytes=150_000)
+
+
+def rows_of(data: bytes, settings: ExtractSettings = PAGE_SETTINGS, wat: bool = False):
     records = read_records(lambda: io.BytesIO(data), settings.max_page_bytes)
     return list((wat_rows if wat else warc_rows)(records, "test.warc.gz", settings))
 
@@ -107,7 +110,7 @@ def test_extract_page_positions_rels_anchors_contexts():
     assert page.title == "Jobs at Example"
     assert page.text == JOBS_TEXT
     assert page.feed_links == ["https://www.example.com/jobs.rss"]
-    got = [(l.url, l.anchor_text, l.rel, l.position) for l in page.links]
+    got = [(link.url, link.anchor_text, link.rel, link.position) for link in page.links]
     assert got == [
         ("https://www.example.com/", "Home", None, "NAV"),                       # <header>
         ("https://www.example.com/jobs/openings", "Openings", None, "NAV"),       # <nav>, relative to <base>
@@ -120,7 +123,7 @@ def test_extract_page_positions_rels_anchors_contexts():
         ("mailto:jobs@example.com", "Mail us", None, "FOOTER"),                   # id="footer"
         ("https://www.example.com/contact", "Contact", None, "FOOTER"),           # <footer>
     ]
-    contexts = {l.anchor_text: l.context_window for l in page.links}
+    contexts = {link.anchor_text: link.context_window for link in page.links}
     # 50 characters of text on each side, cut mid-word, whitespace-normalised.
     assert contexts["hiring guide"] == ("e Openings About We are hiring engineers. Read the hiring guide "
                                         "before you apply today. forum thread spam Related")
@@ -143,7 +146,7 @@ def test_landmark_rules_nearest_wins_and_page_classes_ignored():
       <div class="menu-open"><main><a href=/c>c</a><nav><a href=/n>n</a></nav></main></div>
       <div class="site-footer"><a href=/f>f</a></div><div class="left-sidebar"><a href=/s>s</a></div>
       <div role="contentinfo"><aside><a href=/s2>s2</a></aside></div><a href=/plain>plain</a></body></html>"""
-    positions = {l.anchor_text: l.position for l in extract_page(html, "http://a.example.com/").links}
+    positions = {link.anchor_text: link.position for link in extract_page(html, "http://a.example.com/").links}
     assert positions == {"c": "CONTENT", "n": "NAV", "f": "FOOTER", "s": "SIDEBAR", "s2": "SIDEBAR", "plain": "CONTENT"}
 
 
@@ -221,7 +224,7 @@ def test_truncated_warc_keeps_every_complete_record_before_the_cut():
     assert len(whole) == 50 and all(isinstance(r, WarcRecord) for r in whole)
     cut_record = whole[22]                                 # a request record at byte 69787
     for cut in (cut_record.offset + 20, cut_record.offset + 150, cut_record.offset + 213, 100_000):
-        read = list(read_records(lambda: io.BytesIO(data[:cut]), 10**7))
+        read = list(read_records(lambda cut=cut: io.BytesIO(data[:cut]), 10**7))
         complete = [r for r in read if isinstance(r, WarcRecord)]
         problems = [r for r in read if isinstance(r, ReadProblem)]
         assert [r.record_id for r in complete] == [r.record_id for r in whole[: len(complete)]]

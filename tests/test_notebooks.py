@@ -59,7 +59,7 @@ def test_run_pipeline_notebook_reruns_the_steps_and_draws_timings_and_rejects(sp
                       figures=figures)
     assert list(ns["timings"]["step"]) == ["ingest"] and list(ns["timings"]["exit_code"]) == [0]
     assert {t: rows(t) for t in before} == before
-    rejects = dict(zip(ns["rejects"]["reason"], ns["rejects"]["records"]))
+    rejects = dict(zip(ns["rejects"]["reason"], ns["rejects"]["records"], strict=True))
     assert rejects == generate_sample_crawl().expected_rejects
     assert_pngs(figures, {"pipeline_steps", "rejects_by_reason"})
 
@@ -94,7 +94,7 @@ def test_link_farm_review_notebook_draws_the_flagged_domain_subgraph(spark, samp
     ns = run_notebook("03_link_farm_review.py", monkeypatch, lake=lake, figures=figures)
     farms = spark.read.format("delta").load(str(lake / S.LINK_FARMS_TABLE))
     networks = spark.read.format("delta").load(str(lake / S.SYNDICATION_NETWORKS_TABLE))
-    flagged = dict(zip(ns["flagged"]["domain"], ns["flagged"]["role"]))
+    flagged = dict(zip(ns["flagged"]["domain"], ns["flagged"]["role"], strict=True))
     assert farms.count() > 0 and networks.count() > 0     # the sample crawl has both
     for farm in farms.collect():   # a handful of rows
         assert flagged[farm[S.DOMAIN]] == explore.ROLE_LINK_FARM

@@ -9,6 +9,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from pyspark.sql import functions as F
 
+from conftest import shared_file
 from linkgraph import schemas as S
 from linkgraph.cli import main
 from linkgraph.config import config_from_dict
@@ -18,7 +19,6 @@ from linkgraph.rank.engine import BlockEngine, RankParams
 from linkgraph.rank.graph import RankGraph
 from linkgraph.rank.naive import naive_pagerank
 from linkgraph.rank.state import DeltaStateStore
-from conftest import shared_file
 
 
 def rank_graph(spark, n, edges):
@@ -235,10 +235,11 @@ def test_cnr_2000_single_task_solve_matches_scipy(spark):
     out = np.bincount(arcs["src"], minlength=n).astype(float)
     matrix = csr_matrix((1.0 / out[arcs["src"]], (arcs["dst"], arcs["src"])), shape=(n, n))
     dangling, v, r = out == 0, np.full(n, 1.0 / n), np.full(n, 1.0 / n)
-    for expected_iterations in range(1, 1000):
+    for iteration in range(1, 1000):
         new = 0.85 * (matrix @ r + r[dangling].sum() * v) + 0.15 * v
         l1, r = np.abs(new - r).sum(), new
         if l1 < 1e-6:
+            expected_iterations = iteration
             break
     spark.conf.set("spark.sql.execution.arrow.pyspark.enabled", "true")
     try:

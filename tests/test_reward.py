@@ -12,7 +12,7 @@ from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
 
 from linkgraph import schemas as S
-from linkgraph.config import ConfigError, Config, TermRule, config_from_dict
+from linkgraph.config import Config, ConfigError, TermRule, config_from_dict
 from linkgraph.rank import reward as R
 
 LINK_COLUMNS = f"{S.SRC_ID} long, {S.DST_ID} long, {S.LINK_TYPE} string, {S.POSITION} string"
@@ -201,7 +201,7 @@ def random_graphs(draw):
     rewards = draw(st.lists(st.floats(0, 50), min_size=n, max_size=n))
     rewards_on = draw(st.booleans())
     params = R.SpreadParams(draw(st.sampled_from([0.0, 0.1, 0.5, 1.0])), draw(st.sampled_from([0.0, 0.1, 0.3])))
-    return n, list(zip(edges, types, positions)), scores, rewards, rewards_on, params
+    return n, list(zip(edges, types, positions, strict=True)), scores, rewards, rewards_on, params
 
 
 @settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

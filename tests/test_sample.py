@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from functools import lru_cache
+from functools import cache
 from urllib.parse import urlsplit
 
 import pytest
@@ -67,7 +67,7 @@ def _remove_dot_segments(path: str) -> str:
     return "/" + "/".join(out)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _valid_host(host: str) -> bool:
     try:
         ascii_host = host.encode("idna").decode("ascii")
@@ -76,7 +76,7 @@ def _valid_host(host: str) -> bool:
     return all(HOST_LABEL.fullmatch(label) for label in ascii_host.split("."))
 
 
-@lru_cache(maxsize=None)
+@cache
 def canonical(url: str) -> str:
     """scheme://host[:port]/path[?query]: lower-case host, no default port, no fragment, no dot
     segments, "/" for an empty path; unicode host kept.  ValueError when it is not a valid URL."""

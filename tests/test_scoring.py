@@ -10,13 +10,13 @@ import pytest
 from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
 
+from conftest import shared_file
 from linkgraph import schemas as S
 from linkgraph.config import config_from_dict
 from linkgraph.io.delta import Lake
 from linkgraph.pipeline import analyze_step, ingest_sitemaps_step, ingest_step, scores_step
 from linkgraph.scoring import domain_affinity
 from linkgraph.sitemaps import parse_lastmod, parse_sitemap
-from conftest import shared_file
 
 NS = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'
 

@@ -20,6 +20,7 @@ from pyspark.sql import functions as F
 from linkgraph import schemas as S
 from linkgraph.domains import reversed_name
 from linkgraph.readers import InputSchemaError
+from linkgraph.rows import one_row
 
 AUTHORITY_FORMATS = ("openpagerank", "ccrank")
 _VALUE, _NAME = "_value", "_name"
@@ -40,7 +41,8 @@ def read_external_authority(spark: SparkSession, path: str, fmt: str) -> tuple[D
         raw = spark.read.option("header", "true").csv(path)
         missing = [c for c in ("domain", "page_rank_decimal") if c not in raw.columns]
         if missing:
-            raise InputSchemaError(f"Open PageRank file {path} is missing column {', '.join(missing)} (found: {', '.join(raw.columns)})")
+            raise InputSchemaError(f"Open PageRank file {path} is missing column {', '.join(missing)} "
+                                   f"(found: {', '.join(raw.columns)})")
         named = raw.select(F.col("domain").alias(_NAME), F.col("page_rank_decimal").alias(_VALUE))
         problem = _problem(F.col(_NAME), F.col(_VALUE), (0.0, 10.0))
         checked = named.withColumn(S.REASON, problem)
@@ -53,14 +55,16 @@ def read_external_authority(spark: SparkSession, path: str, fmt: str) -> tuple[D
     elif fmt == "ccrank":
         raw = spark.read.option("sep", "\t").option("header", "true").csv(path)
         names = [c for c in ("#host_rev", "#domain_rev") if c in raw.columns]
-        missing = [c for c in ("#harmonicc_pos", "#harmonicc_val") if c not in raw.columns] + ([] if names else ["#host_rev"])
+        missing = [c for c in ("#harmonicc_pos", "#harmonicc_val") if c not in raw.columns]
+        missing += [] if names else ["#host_rev"]
         if missing:
-            raise InputSchemaError(f"Common Crawl rank file {path} is missing column {', '.join(missing)} (found: {', '.join(raw.columns)})")
+            raise InputSchemaError(f"Common Crawl rank file {path} is missing column {', '.join(missing)} "
+                                   f"(found: {', '.join(raw.columns)})")
         named = raw.select(F.col(f"`{names[0]}`").alias(_NAME), F.col("`#harmonicc_pos`").alias(_VALUE),
                            F.col("`#harmonicc_val`").alias("_hc"))
         checked = named.withColumn(S.REASON, _problem(F.col(_NAME), F.col(_VALUE), None))
         good = checked.where(F.col(S.REASON).isNull())
-        last = good.agg(F.max(F.col(_VALUE).cast("double"))).first()[0] or 1.0
+        last = one_row(good.agg(F.max(F.col(_VALUE).cast("double"))))[0] or 1.0
         valid = good.select(
             F.lower(F.trim(F.col(_NAME))).alias(S.DOMAIN),
             ((F.lit(last) - F.col(_VALUE).cast("double")) / F.lit(max(last - 1.0, 1.0))).alias(S.AUTHORITY),

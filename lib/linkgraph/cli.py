@@ -1,6 +1,7 @@
 """``linkgraph`` command line.
 
-Exit codes: 0 success; 2 a configuration or input-schema error (nothing written); 1 anything else.
+Exit codes: 0 success; 2 a ``linkgraph.errors.UsageError`` (config, input, missing table, flags: nothing
+written) or a missing Hadoop FileSystem; 1 anything else.
 """
 
 from __future__ import annotations
@@ -12,15 +13,16 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
 
 from linkgraph import paths
 from linkgraph import schemas as S
-from linkgraph.config import TINY_DATA_SPARK_CONF, Config, ConfigError, load_config
-from linkgraph.pipeline import ScoresError
-from linkgraph.rank.gf import GraphFramesUnavailable
-from linkgraph.rank.teleport import EmptyTeleportError
-from linkgraph.readers import FORMATS, InputSchemaError
-from linkgraph.reliability import ConflictRetriesExhausted
+from linkgraph.config import TINY_DATA_SPARK_CONF, Config, load_config
+from linkgraph.errors import ConflictRetriesExhausted, UsageError
+from linkgraph.readers import FORMATS
+
+if TYPE_CHECKING:
+    from linkgraph.steps.context import StepContext
 
 log = logging.getLogger("linkgraph")
 
@@ -32,10 +34,6 @@ _EXTENSION_FORMATS = {
 }
 # --- crawl inputs ---
 _EXTENSION_FORMATS.update({".warc": "warc", ".wat": "wat"})
-
-
-class UsageError(ValueError):
-    pass
 
 
 def guess_format(path: str) -> str:
@@ -50,7 +48,8 @@ def guess_format(path: str) -> str:
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--conf", help="job config YAML (default: conf/local.yaml if present, else built-in local defaults)")
+    parser.add_argument(
+        "--conf", help="job config YAML (default: conf/local.yaml if present, else built-in local defaults)")
     parser.add_argument("--lake", help="lake directory holding the Delta tables (overrides lake.path)")
 
 
@@ -123,7 +122,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--sitemaps", help="sitemap file or directory to ingest too (the sample brings its own)")
     _common(run)
 
-    compress = sub.add_parser("compress", help="Boldi-Vigna compressed forward and reverse link graphs of the lake's links")
+    compress = sub.add_parser(
+        "compress", help="Boldi-Vigna compressed forward and reverse link graphs of the lake's links")
     _common(compress)
     return parser
 
@@ -150,23 +150,24 @@ def _input_and_format(args: argparse.Namespace) -> tuple[str, str]:
     return input_path, args.format or guess_format(input_path)
 
 
-def _spark_for(config: Config, *inputs: tuple[str | None, str]):
-    """The session, after checking each remote (input path, what) through Hadoop's FileSystem."""
+def _context(config: Config, *inputs: tuple[str | None, str]) -> StepContext:
+    """The command's step context: the session (after checking each remote (input path, what)
+    through Hadoop's FileSystem), the config and the lake."""
     from linkgraph.session import get_spark
+    from linkgraph.steps.context import StepContext
 
     spark = get_spark(config.spark)
     for path, what in inputs:
         if path is not None:
             paths.require_input(spark, path, what)
-    return spark
+    return StepContext.create(spark, config)
 
 
 def cmd_ingest(args: argparse.Namespace, config: Config) -> int:
-    from linkgraph.pipeline import ingest_step
+    from linkgraph.steps import ingest
 
     input_path, fmt = _input_and_format(args)
-    report = ingest_step(_spark_for(config, (input_path, "input")), config, input_path, fmt)
-    print(report.summary())
+    print(ingest.run(_context(config, (input_path, "input")), input_path, fmt).summary())
     return 0
 
 
@@ -182,36 +183,31 @@ def _split(values: list[str] | None) -> list[list[str]]:
 
 
 def cmd_pagerank(args: argparse.Namespace, config: Config) -> int:
-    from linkgraph.pipeline import PersonalizationSpec, pagerank_step
-    from linkgraph.session import get_spark
+    from linkgraph.steps import pagerank
 
     config = _rank_config(args, config)
-    spec = PersonalizationSpec(seeds=_split(args.seeds), topics=_split(args.topic), table=args.personalization)
-    report = pagerank_step(get_spark(config.spark), config, spec, warm_start=args.warm_start)
+    spec = pagerank.PersonalizationSpec(seeds=_split(args.seeds), topics=_split(args.topic), table=args.personalization)
+    report = pagerank.run(_context(config), spec, warm_start=args.warm_start)
     print(report.summary())
     return 0 if report.converged else config.rank.not_converged_exit_code
 
 
 def cmd_reward(args: argparse.Namespace, config: Config) -> int:
-    from linkgraph.reward_pipeline import PruneNotFound, reward_step, undo_prune
-    from linkgraph.session import get_spark
+    from linkgraph.steps import reward
 
     if args.rounds is not None and args.rounds < 0:
         raise UsageError("--rounds must not be negative")
     signals = _input_path(args.signals, "page signals") if args.signals is not None else None
-    overrides = {"rewards": False} if args.no_rewards else {}
+    overrides: dict[str, Any] = {"rewards": False} if args.no_rewards else {}
     if args.no_prune:
         overrides["prune"] = False
     config = dataclasses.replace(config, reward=dataclasses.replace(config.reward, **overrides))
     if args.undo_prune:
-        try:
-            print(undo_prune(get_spark(config.spark), config, args.undo_prune).summary())
-        except PruneNotFound as exc:
-            raise UsageError(str(exc)) from None
+        print(reward.undo(_context(config), args.undo_prune).summary())
         return 0
     seeds = [url for group in _split(args.seeds) for url in group]
-    spark = _spark_for(config, (signals, "page signals"))
-    report = reward_step(spark, config, rounds=args.rounds, seeds=seeds, signals_path=signals)
+    report = reward.run(_context(config, (signals, "page signals")), rounds=args.rounds, seeds=seeds,
+                        signals_path=signals)
     if report.signals is not None:
         print(report.signals.summary())
     print(report.summary())
@@ -219,31 +215,30 @@ def cmd_reward(args: argparse.Namespace, config: Config) -> int:
 
 
 def cmd_analyze(args: argparse.Namespace, config: Config) -> int:
-    from linkgraph.pipeline import analyze_step, flags_step
-    from linkgraph.session import get_spark
+    from linkgraph.steps import analyze, flags
 
-    spark = get_spark(config.spark)
-    print(analyze_step(spark, config).summary())
-    flags = flags_step(spark, config)
-    if flags.rank_run is not None:
-        print(flags.summary())
+    ctx = _context(config)
+    print(analyze.run(ctx).summary())
+    report = flags.run(ctx.next_step())
+    if report.rank_run is not None:
+        print(report.summary())
     return 0
 
 
 def cmd_links(args: argparse.Namespace, config: Config) -> int:
-    from linkgraph.pipeline import lookup_links, lookup_links_compressed
-    from linkgraph.session import get_spark
+    from linkgraph.steps import lookup
 
     if args.limit <= 0:
         raise UsageError("--limit must be positive")
     if args.compressed and args.direction == "anchors":
         raise UsageError("--compressed answers out and in; anchors come from the anchor index")
     try:
-        spark = get_spark(config.spark)
+        ctx = _context(config)
+        rows: list[Any]
         if args.compressed:
-            rows = lookup_links_compressed(spark, config, args.direction, args.url, args.limit + 1)
+            rows = lookup.links_compressed(ctx, args.direction, args.url, args.limit + 1)
         else:
-            rows = lookup_links(spark, config, args.direction, args.url).limit(args.limit + 1).collect()
+            rows = lookup.links(ctx, args.direction, args.url).limit(args.limit + 1).collect()
     except LookupError as exc:
         raise UsageError(str(exc)) from None
     for row in rows[: args.limit]:
@@ -258,29 +253,27 @@ def cmd_links(args: argparse.Namespace, config: Config) -> int:
 
 
 def cmd_ingest_sitemaps(args: argparse.Namespace, config: Config) -> int:
-    from linkgraph.pipeline import ingest_sitemaps_step
+    from linkgraph.steps import sitemaps
 
     input_path = _input_path(args.input)
-    print(ingest_sitemaps_step(_spark_for(config, (input_path, "input")), config, input_path).summary())
+    print(sitemaps.run(_context(config, (input_path, "input")), input_path).summary())
     return 0
 
 
 def cmd_import_authority(args: argparse.Namespace, config: Config) -> int:
-    from linkgraph.pipeline import import_authority_step
+    from linkgraph.steps import authority
 
     input_path = _input_path(args.input)
-    spark = _spark_for(config, (input_path, "input"))
-    imported, rejected = import_authority_step(spark, config, input_path, args.format)
-    print(f"import-authority {args.input}: {args.format} imported={imported} rejected={rejected}")
+    report = authority.run(_context(config, (input_path, "input")), input_path, args.format)
+    print(f"import-authority {args.input}: {args.format} imported={report.imported} rejected={report.rejected}")
     return 0
 
 
 def cmd_scores(args: argparse.Namespace, config: Config) -> int:
-    from linkgraph.pipeline import scores_step
-    from linkgraph.session import get_spark
+    from linkgraph.steps import scores
 
     seeds = _split([args.seeds])[0] if args.seeds else None
-    print(scores_step(get_spark(config.spark), config, seeds).summary())
+    print(scores.run(_context(config), seeds).summary())
     return 0
 
 
@@ -293,14 +286,14 @@ def cmd_frontier(args: argparse.Namespace, config: Config) -> int:
     import io
     import json
 
-    from linkgraph.pipeline import export_frontier
-    from linkgraph.session import get_spark
+    from linkgraph.steps import lookup
 
     if args.top <= 0:
         raise UsageError("--top must be positive")
-    spark = get_spark(config.spark)
-    rows = export_frontier(spark, config, args.top)
-    out = io.StringIO() if args.output else sys.stdout
+    ctx = _context(config)
+    rows = lookup.frontier(ctx, args.top)
+    buffer = io.StringIO()
+    out: TextIO = buffer if args.output else sys.stdout
     if args.format == "csv":
         writer = csv.DictWriter(out, fieldnames=FRONTIER_EXPORT_COLUMNS, extrasaction="ignore")
         writer.writeheader()
@@ -309,66 +302,99 @@ def cmd_frontier(args: argparse.Namespace, config: Config) -> int:
         for row in rows:
             out.write(json.dumps({c: row[c] for c in FRONTIER_EXPORT_COLUMNS}) + "\n")
     if args.output:
-        paths.write_text(spark, paths.to_uri(args.output), out.getvalue())
+        paths.write_text(ctx.spark, paths.to_uri(args.output), buffer.getvalue())
     return 0
 
 
-def cmd_run(args: argparse.Namespace, config: Config) -> int:
-    from linkgraph.io.delta import Lake
-    from linkgraph.pipeline import (
-        ANALYSIS_TABLES, analyze_step, compress_step, flags_step, ingest_sitemaps_step, ingest_step, pagerank_step,
-        sample_input, scores_step,
-    )
-    from linkgraph.reward_pipeline import reward_in_run
-    from linkgraph.sample import SAMPLE_SEEDS
+@dataclasses.dataclass
+class RunPlan:
+    """What ``linkgraph run`` was given: the input, sitemaps and seeds (the sample's by default)."""
 
-    started = time.monotonic()
-    sitemaps, seeds = args.sitemaps, config.scores.seeds
+    input_path: str
+    fmt: str
+    sitemaps: str | None
+    seeds: list[str]
+    on_sample: bool
+
+
+def _run_step(name: str, ctx: StepContext, plan: RunPlan) -> str | None:
+    """Run one step of ``PIPELINE`` for ``linkgraph run``; its progress line (None: skipped quietly)."""
+    from linkgraph.steps import analyze, compress, flags, ingest, pagerank, reward, scores, sitemaps
+
+    if name == "ingest":
+        return ingest.run(ctx, plan.input_path, plan.fmt).summary()
+    if name == "ingest-sitemaps":
+        return sitemaps.run(ctx, plan.sitemaps).summary() if plan.sitemaps else None
+    if name == "analyze":
+        return analyze.run(ctx).summary()
+    if name == "pagerank":
+        return pagerank.run(ctx).summary()
+    if name == "reward":
+        report = reward.in_run(ctx, on_sample=plan.on_sample)
+        return report.summary() if report is not None else None
+    if name == "flags":
+        return flags.run(ctx).summary()
+    if name == "scores":
+        if not plan.seeds:
+            return "scores: seed_scores and frontier skipped (no seed URLs: set scores.seeds in the config)"
+        return scores.run(ctx, plan.seeds).summary()
+    if name == "compress":
+        return compress.run(ctx).summary()
+    raise ValueError(f"unknown pipeline step {name!r}")
+
+
+def _run_plan(args: argparse.Namespace, config: Config) -> RunPlan:
+    from linkgraph.sample import SAMPLE_SEEDS, write_sample_input
+
+    sitemaps, seeds = args.sitemaps, list(config.scores.seeds)
     if args.input:
         input_path, fmt = _input_and_format(args)
     else:
-        input_path, fmt = str(sample_input(tempfile.mkdtemp(prefix="linkgraph-sample-"))), "jsonl"
+        input_path, fmt = str(write_sample_input(tempfile.mkdtemp(prefix="linkgraph-sample-"))), "jsonl"
         print(f"using the built-in sample crawl: {input_path}", flush=True)
-        spark_conf = {**config.spark.conf, **TINY_DATA_SPARK_CONF}   # used only if this starts Spark
-        config = dataclasses.replace(config, spark=dataclasses.replace(config.spark, conf=spark_conf))
         sitemaps = sitemaps or str(Path(input_path).parent / "sitemaps")
         seeds = seeds or list(SAMPLE_SEEDS)
     if sitemaps:
         sitemaps = _input_path(sitemaps, "sitemaps")
+    return RunPlan(input_path, fmt, sitemaps, seeds, on_sample=not args.input)
+
+
+RUN_TABLES = (S.PAGES_TABLE, S.LINKS_TABLE, S.REJECTS_TABLE, S.PAGERANK_TABLE, S.RANK_RUNS_TABLE)
+RUN_TABLES_AFTER_ANALYSIS = (
+    S.SITEMAPS_TABLE, S.PAGE_SIGNALS_TABLE, S.REWARD_SCORES_TABLE, S.REWARD_RUNS_TABLE, S.FEEDS_TABLE,
+    S.PRUNED_PAGES_TABLE, S.PAGE_FLAGS_TABLE, S.SEED_SCORES_TABLE, S.FRONTIER_TABLE,
+    S.LINKS_COMPRESSED_FORWARD_TABLE, S.LINKS_COMPRESSED_REVERSE_TABLE, S.LINKS_COMPRESSED_OFFSETS_TABLE,
+)
+
+
+def cmd_run(args: argparse.Namespace, config: Config) -> int:
+    from linkgraph.steps import PIPELINE
+    from linkgraph.steps.analyze import ANALYSIS_TABLES
+
+    started = time.monotonic()
+    plan = _run_plan(args, config)
+    if plan.on_sample:  # the sample's few thousand records: interpreted, not compiled (if this starts Spark)
+        config = dataclasses.replace(config, spark=dataclasses.replace(
+            config.spark, conf={**config.spark.conf, **TINY_DATA_SPARK_CONF}))
     spark_started = time.monotonic()
-    spark = _spark_for(config, (input_path, "input"), (sitemaps, "sitemaps"))
-    print(f"spark: {spark.sparkContext.master} ready in {time.monotonic() - spark_started:.1f}s", flush=True)
-    print(ingest_step(spark, config, input_path, fmt).summary(), flush=True)
-    if sitemaps:
-        print(ingest_sitemaps_step(spark, config, sitemaps).summary(), flush=True)
-    print(analyze_step(spark, config).summary(), flush=True)
-    print(pagerank_step(spark, config).summary(), flush=True)
-    reward = reward_in_run(spark, config, on_sample=not args.input)
-    if reward is not None:
-        print(reward.summary(), flush=True)
-    print(flags_step(spark, config).summary(), flush=True)
-    if seeds:
-        print(scores_step(spark, config, seeds).summary(), flush=True)
-    else:
-        print("scores: seed_scores and frontier skipped (no seed URLs: set scores.seeds in the config)", flush=True)
-    print(compress_step(spark, config).summary(), flush=True)
-    lake = Lake(spark, config.lake)
+    ctx = _context(config, (plan.input_path, "input"), (plan.sitemaps, "sitemaps"))
+    print(f"spark: {ctx.spark.sparkContext.master} ready in {time.monotonic() - spark_started:.1f}s", flush=True)
+    for name in PIPELINE:
+        line = _run_step(name, ctx.next_step(), plan)
+        if line is not None:
+            print(line, flush=True)
     print(f"tables (run took {time.monotonic() - started:.1f}s):")
-    for table in (S.PAGES_TABLE, S.LINKS_TABLE, S.REJECTS_TABLE, S.PAGERANK_TABLE, S.RANK_RUNS_TABLE, *ANALYSIS_TABLES,
-                  S.SITEMAPS_TABLE, S.PAGE_SIGNALS_TABLE, S.REWARD_SCORES_TABLE, S.REWARD_RUNS_TABLE, S.FEEDS_TABLE,
-                  S.PRUNED_PAGES_TABLE, S.PAGE_FLAGS_TABLE, S.SEED_SCORES_TABLE, S.FRONTIER_TABLE,
-                  S.LINKS_COMPRESSED_FORWARD_TABLE, S.LINKS_COMPRESSED_REVERSE_TABLE, S.LINKS_COMPRESSED_OFFSETS_TABLE):
-        if lake.exists(table):
-            where = lake.location(table) if lake.uses_catalog else paths.display(lake.location(table))
+    for table in (*RUN_TABLES, *ANALYSIS_TABLES, *RUN_TABLES_AFTER_ANALYSIS):
+        if ctx.lake.exists(table):
+            where = ctx.lake.location(table) if ctx.lake.uses_catalog else paths.display(ctx.lake.location(table))
             print(f"  {table:<25} {where}")
     return 0
 
 
 def cmd_compress(args: argparse.Namespace, config: Config) -> int:
-    from linkgraph.pipeline import compress_step
-    from linkgraph.session import get_spark
+    from linkgraph.steps import compress
 
-    print(compress_step(get_spark(config.spark), config).summary())
+    print(compress.run(_context(config)).summary())
     return 0
 
 
@@ -386,8 +412,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         config = resolve_config(args)
         return COMMANDS[args.command](args, config)
-    except (ConfigError, InputSchemaError, UsageError, EmptyTeleportError, GraphFramesUnavailable, ScoresError,
-            paths.PathNotFound) as exc:
+    except UsageError as exc:
         print(f"linkgraph {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except ConflictRetriesExhausted as exc:

@@ -16,9 +16,9 @@ from typing import Any
 
 import yaml
 
+from linkgraph.errors import ConfigError
 
-class ConfigError(ValueError):
-    """A configuration problem; the message names the offending key."""
+__all__ = ["ConfigError"]
 
 
 # Local tuning for a 2-core machine (mirrored in conf/local.yaml).
@@ -158,7 +158,8 @@ class AnalysisConfig:
         if self.link_farm_min_links <= 0 or self.syndication_min_links <= 0:
             raise ConfigError("analysis.link_farm_min_links and analysis.syndication_min_links must be positive")
         if self.authority_weight not in ("linking_pages", "links"):
-            raise ConfigError(f"analysis.authority_weight must be linking_pages or links, got {self.authority_weight!r}")
+            raise ConfigError(
+                f"analysis.authority_weight must be linking_pages or links, got {self.authority_weight!r}")
 
 
 @dataclass(frozen=True)
@@ -193,10 +194,11 @@ class ScoresConfig:
 
     def __post_init__(self) -> None:
         if self.scope_strategy not in ("linked_domains", "registered_domain", "host"):
-            raise ConfigError(f"scores.scope_strategy must be linked_domains, registered_domain or host, got {self.scope_strategy!r}")
+            raise ConfigError("scores.scope_strategy must be linked_domains, registered_domain or host, "
+                              f"got {self.scope_strategy!r}")
         if self.frontier_priority not in ("seed_score", "pagerank", "personalized_pagerank", "reward"):
-            raise ConfigError(f"scores.frontier_priority must be seed_score, pagerank, personalized_pagerank or reward, "
-                              f"got {self.frontier_priority!r}")
+            raise ConfigError("scores.frontier_priority must be seed_score, pagerank, personalized_pagerank or "
+                              f"reward, got {self.frontier_priority!r}")
         if self.max_depth <= 0 or self.hop_limit <= 0:
             raise ConfigError("scores.max_depth and scores.hop_limit must be positive")
         if not 0.0 <= self.external_authority_weight <= 1.0:
@@ -384,7 +386,7 @@ class Config:
     reward: RewardConfig = field(default_factory=RewardConfig)
     reliability: ReliabilityConfig = field(default_factory=ReliabilityConfig)
 
-    def with_lake_path(self, path: str | None) -> "Config":
+    def with_lake_path(self, path: str | None) -> Config:
         if path is None:
             return self
         return dataclasses.replace(self, lake=dataclasses.replace(self.lake, path=str(path)))
@@ -432,7 +434,7 @@ def _build(cls: type, data: Any, prefix: str) -> Any:
 
 
 def _coerce(hint: Any, value: Any, key: str) -> Any:
-    if dataclasses.is_dataclass(hint):
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
         return _build(hint, value if value is not None else {}, prefix=f"{key}.")
     origin = typing.get_origin(hint)
     args = typing.get_args(hint)

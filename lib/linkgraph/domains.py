@@ -30,7 +30,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from linkgraph import schemas as S
-from linkgraph.ingest import number_in_order
+from linkgraph.ids import number_in_order
 from linkgraph.rank.graph import DST, SRC, VERTEX, WEIGHT, RankGraph
 
 _IP_HOST = r"^\[|^[0-9]+(\.[0-9]+){3}$"
@@ -53,9 +53,12 @@ def page_nodes(pages: DataFrame) -> DataFrame:
 
 def located_links(links: DataFrame, nodes: DataFrame, exclude_link_types: tuple[str, ...]) -> DataFrame:
     """Links with the host and domain of both ends and whether PageRank follows them."""
-    followed = F.col(S.LINK_TYPE).isNull() | ~F.col(S.LINK_TYPE).isin(*exclude_link_types) if exclude_link_types else F.lit(True)
-    src = nodes.select(F.col(S.PAGE_ID).alias(S.SRC_ID), F.col(S.REV_HOST).alias(S.SRC_HOST), F.col(S.DOMAIN).alias(S.SRC_DOMAIN))
-    dst = nodes.select(F.col(S.PAGE_ID).alias(S.DST_ID), F.col(S.REV_HOST).alias(S.DST_HOST), F.col(S.DOMAIN).alias(S.DST_DOMAIN))
+    followed = (F.col(S.LINK_TYPE).isNull() | ~F.col(S.LINK_TYPE).isin(*exclude_link_types) if exclude_link_types
+                else F.lit(True))
+    src = nodes.select(F.col(S.PAGE_ID).alias(S.SRC_ID), F.col(S.REV_HOST).alias(S.SRC_HOST),
+                       F.col(S.DOMAIN).alias(S.SRC_DOMAIN))
+    dst = nodes.select(F.col(S.PAGE_ID).alias(S.DST_ID), F.col(S.REV_HOST).alias(S.DST_HOST),
+                       F.col(S.DOMAIN).alias(S.DST_DOMAIN))
     return (
         links.select(S.SRC_ID, S.DST_ID, followed.alias("followed"))
         .join(src, on=S.SRC_ID, how="inner")
@@ -88,7 +91,8 @@ def _node_stats(nodes: DataFrame, located: DataFrame, name: str, src: str, dst: 
     in_stats = located.groupBy(F.col(dst).alias(name)).agg(
         F.count("*").alias("in_links"),
         F.count_if(F.col(src) != F.col(dst)).alias("external_in_links"),
-        F.count_distinct(F.when(F.col(S.SRC_DOMAIN) != F.col(S.DST_DOMAIN), F.col(S.SRC_DOMAIN))).alias(S.LINKING_DOMAINS),
+        F.count_distinct(F.when(F.col(S.SRC_DOMAIN) != F.col(S.DST_DOMAIN), F.col(S.SRC_DOMAIN)))
+        .alias(S.LINKING_DOMAINS),
     )
     zero = F.lit(0).cast("long")
     joined = per_node.join(out_stats, on=name, how="left").join(in_stats, on=name, how="left")
@@ -192,7 +196,8 @@ def connected_components(edges: DataFrame, max_iter: int = 1000) -> DataFrame:
     for _ in range(max_iter):
         offered = both.join(labels.select(F.col("node").alias("b"), F.col("component").alias("offer")), on="b")
         updated = (
-            labels.join(offered.groupBy(F.col("a").alias("node")).agg(F.min("offer").alias("offer")), on="node", how="left")
+            labels.join(offered.groupBy(F.col("a").alias("node")).agg(F.min("offer").alias("offer")), on="node",
+                        how="left")
             .select("node", F.least("component", F.coalesce("offer", "component")).alias("component"))
             .localCheckpoint()
         )

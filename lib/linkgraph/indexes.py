@@ -74,7 +74,8 @@ def anchor_index(links: DataFrame, pages: DataFrame, cap: int, boilerplate: list
         .agg(
             F.count("*").alias(S.LINKS_COUNT),
             F.count_distinct("_src_domain").alias(S.LINKING_DOMAINS),
-            F.min_by(S.CONTEXT_WINDOW, F.when(F.col(S.CONTEXT_WINDOW).isNotNull(), F.col(S.SRC_ID))).alias(S.EXAMPLE_CONTEXT),
+            F.min_by(S.CONTEXT_WINDOW, F.when(F.col(S.CONTEXT_WINDOW).isNotNull(), F.col(S.SRC_ID)))
+            .alias(S.EXAMPLE_CONTEXT),
         )
     )
     # sort_array orders structs field by field: most links first, then the anchor text

@@ -1,7 +1,9 @@
 """Edge ingestion transforms: validate, canonicalise, classify, deduplicate, assign page ids.
 
-Pure ``DataFrame -> DataFrame`` functions; ``linkgraph.pipeline`` does the reads and the Delta
-writes.  The contract of a validated frame (``validate_edges``) is: the raw columns, the canonical
+Pure ``DataFrame -> DataFrame`` functions; ``linkgraph.steps.ingest`` does the reads and the Delta
+writes (``number_in_order`` now lives in ``linkgraph.ids``, ``reject_rows`` in ``linkgraph.tables``;
+both stay importable from here).  The contract of a validated frame (``validate_edges``) is: the raw
+columns, the canonical
 endpoint columns (``src_url``, ``src_host``, ``src_domain``, ``dst_…``), parsed timestamps, the
 final ``link_type`` and ``position``, and ``reason``/``detail`` (null for a usable record).
 
@@ -26,7 +28,9 @@ from pyspark.sql.types import StringType, StructField, StructType
 from linkgraph import schemas as S
 from linkgraph import urls
 from linkgraph.config import IngestConfig
+from linkgraph.ids import number_in_order
 from linkgraph.readers import CORRUPT_RECORD
+from linkgraph.tables import reject_rows as reject_rows
 
 SRC_URL, SRC_HOST, SRC_DOMAIN = "src_url", "src_host", "src_domain"
 DST_URL, DST_HOST, DST_DOMAIN = "dst_url", "dst_host", "dst_domain"
@@ -43,13 +47,13 @@ CANONICAL_URL = StructType(
 )
 
 
-@pandas_udf(CANONICAL_URL)
+@pandas_udf(CANONICAL_URL)  # type: ignore[call-overload]  # the stubs know only the functionType forms
 def canonical_url(raw_urls: pd.Series) -> pd.DataFrame:
     """Arrow-batched ``urls.canonicalize`` (per-worker caches make repeated hosts cheap)."""
     return urls.canonicalize_series(raw_urls)
 
 
-@pandas_udf(StringType())
+@pandas_udf(StringType())  # type: ignore[call-overload]  # as above
 def url_key(canonical_urls: pd.Series) -> pd.Series:
     """The id-order key of a canonical URL: host reversed, then port, path and query."""
     return canonical_urls.map(lambda u: None if u is None else urls.url_key(u))
@@ -87,7 +91,7 @@ def _invalid_utf8() -> Column:
     replacement characters."""
     columns = [f.name for f in S.RAW_EDGE_RECORD.fields]
     invalid = [~F.is_valid_utf8(F.col(c)) | (F.instr(F.col(c), "\ufffd") > 0) for c in columns]
-    bad = F.coalesce(*[F.when(is_invalid, F.lit(c)) for c, is_invalid in zip(columns, invalid)])
+    bad = F.coalesce(*[F.when(is_invalid, F.lit(c)) for c, is_invalid in zip(columns, invalid, strict=True)])
     return _reject(bad.isNotNull(), S.Reason.MALFORMED_RECORD, F.concat(F.lit("invalid UTF-8 in "), bad))
 
 
@@ -148,8 +152,10 @@ def validate_edges(raw: DataFrame, config: IngestConfig) -> DataFrame:
         _oversized(S.TO_URL, config.max_url_length),
         _oversized(S.ANCHOR_TEXT, config.max_anchor_length),
         _oversized(S.CONTEXT_WINDOW, config.max_context_length),
-        F.when(src["reason"].isNotNull(), F.struct(src["reason"].alias("reason"), F.concat(F.lit("from_url: "), src["detail"]).alias("detail"))),
-        F.when(dst["reason"].isNotNull(), F.struct(dst["reason"].alias("reason"), F.concat(F.lit("to_url: "), dst["detail"]).alias("detail"))),
+        F.when(src["reason"].isNotNull(), F.struct(src["reason"].alias("reason"),
+                                                   F.concat(F.lit("from_url: "), src["detail"]).alias("detail"))),
+        F.when(dst["reason"].isNotNull(), F.struct(dst["reason"].alias("reason"),
+                                                   F.concat(F.lit("to_url: "), dst["detail"]).alias("detail"))),
         _bad_timestamp(S.DISCOVERED_AT, DISCOVERED),
         _bad_timestamp(S.LAST_SEEN_AT, LAST_SEEN),
         _timestamp_out_of_range(S.DISCOVERED_AT, DISCOVERED),
@@ -189,28 +195,6 @@ def validate_edges(raw: DataFrame, config: IngestConfig) -> DataFrame:
         .withColumn(S.DETAIL, F.col("_problem.detail"))
     )
     return validated.drop("_src", "_dst", "_problem")
-
-
-def reject_rows(rows: DataFrame, source: str | Column) -> DataFrame:
-    """Rows carrying a ``reason`` in the ``rejects`` table's shape, with a content-derived id;
-    ``source`` is the input's path, or a column of it when rows come from several files."""
-    raw_columns = [f.name for f in S.RAW_EDGE_RECORD.fields]
-    source = F.lit(source) if isinstance(source, str) else source
-    identity = F.concat_ws(
-        "\u0001",
-        source,
-        F.col(S.REASON),
-        F.coalesce(F.col(S.DETAIL), F.lit("")),
-        *[F.coalesce(F.col(c), F.lit("\u0000")) for c in raw_columns],
-    )
-    return rows.select(
-        F.sha2(identity, 256).alias(S.REJECT_ID),
-        source.alias(S.SOURCE),
-        S.REASON,
-        S.DETAIL,
-        *raw_columns,
-        F.current_timestamp().alias(S.REJECTED_AT),
-    )
 
 
 def split_duplicates(valid: DataFrame) -> tuple[DataFrame, DataFrame]:
@@ -259,34 +243,6 @@ def batch_pages(links: DataFrame) -> DataFrame:
         F.first(S.REGISTERED_DOMAIN).alias(S.REGISTERED_DOMAIN),
         F.min(DISCOVERED).alias(S.FIRST_SEEN_AT),
         F.max(LAST_SEEN).alias(S.LAST_SEEN_AT),
-    )
-
-
-def number_in_order(df: DataFrame, order_by: list[str], first_id: int, id_column: str) -> DataFrame:
-    """Give every row a dense id ``first_id, first_id+1, …`` in the order of ``order_by``.
-
-    Distributed: a range-partitioned sort, one small aggregate of per-partition row counts (one
-    number per partition reaches the driver) and a per-partition offset.  The sorted frame is
-    checkpointed so both passes see the same partitioning.
-    """
-    spark = df.sparkSession
-    ordered = (
-        df.orderBy(*order_by)
-        .withColumn("_part", F.spark_partition_id())
-        .withColumn("_mono", F.monotonically_increasing_id())
-        .checkpoint(eager=True)
-    )
-    counts = ordered.groupBy("_part").count().orderBy("_part").collect()
-    offsets, running = {}, first_id
-    for row in counts:
-        offsets[row["_part"]] = running
-        running += row["count"]
-    offset_table = spark.createDataFrame(list(offsets.items()), "_part INT, _offset LONG")
-    position_in_partition = F.col("_mono") - F.shiftleft(F.col("_part").cast("long"), 33)
-    return (
-        ordered.join(F.broadcast(offset_table), on="_part", how="inner")
-        .withColumn(id_column, F.col("_offset") + position_in_partition)
-        .drop("_part", "_mono", "_offset")
     )
 
 

@@ -20,6 +20,8 @@ import re
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from linkgraph.errors import PathNotFound
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
@@ -27,8 +29,6 @@ if TYPE_CHECKING:
 _SCHEME = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]+):")
 
 
-class PathNotFound(ValueError):
-    """An input path that does not exist (or whose file system is not available); names the path."""
 
 
 def scheme(path: str) -> str | None:
@@ -81,8 +81,11 @@ def require_local_input(path: str, what: str = "input") -> None:
         raise PathNotFound(f"{what} not found: {path}")
 
 
-def _hadoop_path(spark: SparkSession, path: str):
+def _hadoop_path(spark: SparkSession | None, path: str):
+    if spark is None:
+        raise PathNotFound(f"{path} is not a local path and no Spark session was given to reach it")
     jvm = spark.sparkContext._jvm
+    assert jvm is not None, "a Spark session on a JVM (not Spark Connect)"
     hadoop_path = jvm.org.apache.hadoop.fs.Path(path)
     return hadoop_path, hadoop_path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
 

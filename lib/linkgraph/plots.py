@@ -90,7 +90,7 @@ def top_bar_figure(frame: pd.DataFrame, label: str, value: str, title: str, xlab
 def circle_layout(names: list[str], groups: list[str]) -> dict[str, tuple[float, float]]:
     """Node positions on the unit circle, members of one group next to each other (sorted by
     group, then name), so a farm and its target or a network sit together."""
-    order = sorted(zip(groups, names))
+    order = sorted(zip(groups, names, strict=True))
     count = len(order)
     return {
         name: (math.cos(2 * math.pi * i / count), math.sin(2 * math.pi * i / count))
@@ -98,7 +98,8 @@ def circle_layout(names: list[str], groups: list[str]) -> dict[str, tuple[float,
     }
 
 
-def domain_subgraph_figure(nodes: pd.DataFrame, edges: pd.DataFrame, title: str = "Link farms and syndication") -> Figure:
+def domain_subgraph_figure(nodes: pd.DataFrame, edges: pd.DataFrame,
+                           title: str = "Link farms and syndication") -> Figure:
     """The reviewed domains (``explore.flagged_domains``: ``domain``, ``role``, ``group``) on a
     circle, coloured by role, with the links among them (``explore.domain_subgraph``) as arrows
     whose width grows with the log of their link count.  Says so when nothing was flagged."""

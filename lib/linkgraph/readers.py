@@ -28,9 +28,11 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
 from linkgraph import schemas as S
+from linkgraph.errors import InputSchemaError
+from linkgraph.paths import read_bytes
 
 CORRUPT_RECORD = "_corrupt_record"
-FORMATS = ("parquet", "jsonl", "csv", "arcs", "dat", "gml")
+FORMATS: tuple[str, ...] = ("parquet", "jsonl", "csv", "arcs", "dat", "gml")
 ARC_SRC = "src"
 ARC_DST = "dst"
 JSON_SCHEMA_PROBE_RECORDS = 1000
@@ -38,8 +40,6 @@ JSON_SCHEMA_PROBE_RECORDS = 1000
 RAW_WITH_CORRUPT = StructType([*S.RAW_EDGE_RECORD.fields, StructField(CORRUPT_RECORD, StringType(), True)])
 
 
-class InputSchemaError(ValueError):
-    """The input lacks a required column or cannot be read in the given format."""
 
 
 def check_required_columns(columns: list[str], source: str) -> None:
@@ -115,7 +115,7 @@ def read_edges(spark: SparkSession, path: str, fmt: str, csv_delimiter: str = ",
     raise InputSchemaError(f"unknown input format {fmt!r} (known: {', '.join(FORMATS)})")
 
 
-def read_arcs(spark: SparkSession, path: str) -> DataFrame:
+def read_arcs(spark: SparkSession, path: str | list[str]) -> DataFrame:
     """Integer arcs ``(src, dst)`` plus ``_corrupt_record`` for lines that are not two integers."""
     lines = spark.read.text(path).where(~F.col("value").rlike(r"^\s*([#%].*)?$"))
     parts = F.split(F.trim(F.col("value")), r"\s+")
@@ -158,8 +158,6 @@ def _label_to_url(label: str) -> str:
 
 def read_gml(spark: SparkSession, path: str) -> DataFrame:
     """Edge records from a GML graph whose node labels are URLs or host names."""
-    from linkgraph.paths import read_bytes
-
     raw = read_bytes(spark, path)
     text = (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode("utf-8", errors="replace")
     labels = {}
@@ -170,7 +168,9 @@ def read_gml(spark: SparkSession, path: str) -> DataFrame:
     rows = []
     for m in _GML_EDGE.finditer(text):
         attrs = _gml_attrs(m.group(1))
-        rows.append((labels.get(attrs.get("source")), labels.get(attrs.get("target"))))
+        source, target = attrs.get("source"), attrs.get("target")
+        rows.append((labels.get(source) if source is not None else None,
+                     labels.get(target) if target is not None else None))
     edges = spark.createDataFrame(rows, StructType([S.RAW_EDGE_RECORD[S.FROM_URL], S.RAW_EDGE_RECORD[S.TO_URL]]))
     return to_raw_edges(edges)
 

@@ -15,7 +15,10 @@ from __future__ import annotations
 import logging
 import random
 import time
-from typing import TYPE_CHECKING, Callable, TypeVar
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
+
+from linkgraph.errors import ConflictRetriesExhausted
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -23,10 +26,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-
-
-class ConflictRetriesExhausted(RuntimeError):
-    """Every attempt of a step conflicted with a concurrent Delta commit."""
 
 
 class ConcurrentPageIdException(RuntimeError):
@@ -110,7 +109,7 @@ def unreadable_input(exc: BaseException) -> str | None:
     return None
 
 
-def guard_new_page_ids(lake, read_version: int | None, numbered: "DataFrame") -> None:
+def guard_new_page_ids(lake, read_version: int | None, numbered: DataFrame) -> None:
     """After the pages MERGE: make sure no page id is used twice.
 
     New page ids are numbered from ``max(page_id)`` of the ``pages`` version ``read_version``, read
@@ -124,7 +123,8 @@ def guard_new_page_ids(lake, read_version: int | None, numbered: "DataFrame") ->
 
     from linkgraph import schemas as S
 
-    later = lake.delta_table(S.PAGES_TABLE).history().where(F.col("version") > F.lit(read_version if read_version is not None else -1))
+    read = read_version if read_version is not None else -1
+    later = lake.delta_table(S.PAGES_TABLE).history().where(F.col("version") > F.lit(read))
     if later.count() <= 1:   # only this ingest's own commit (or none)
         return
     shared = lake.read(S.PAGES_TABLE).groupBy(S.PAGE_ID).count().where(F.col("count") > 1)
@@ -135,5 +135,6 @@ def guard_new_page_ids(lake, read_version: int | None, numbered: "DataFrame") ->
         mine.alias("s"), f"t.{S.URL} = s.{S.URL} AND t.{S.PAGE_ID} = s.{S.PAGE_ID}"
     ).whenMatchedDelete().execute()
     raise ConcurrentPageIdException(
-        "another ingest committed new pages with the same new page ids while this one ran; its own new pages were removed"
+        "another ingest committed new pages with the same new page ids while this one ran; "
+        "its own new pages were removed"
     )

@@ -64,10 +64,10 @@ import json
 import os
 import random
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 from datetime import datetime, timedelta, timezone
-from typing import Iterable
+from pathlib import Path
 
 BASE_TIME = datetime(2026, 1, 1, tzinfo=timezone.utc)
 CONTEXT_CHARS = 50
@@ -384,7 +384,8 @@ SITES: tuple[_Site, ...] = (
             _Menu("/arbeitgeber/", "Arbeitgeber"),
             _Menu("/ratgeber/", "Karriere-Ratgeber"),
         ),
-        footer=(_Menu("/impressum/", "Impressum"), _Menu("/datenschutz/", "Datenschutz"), _Menu("/kontakt/", "Kontakt")),
+        footer=(_Menu("/impressum/", "Impressum"), _Menu("/datenschutz/", "Datenschutz"),
+                _Menu("/kontakt/", "Kontakt")),
         outlinks=((BOARD, 1.0), (JOBVITE, 1.0), (TALEO, 1.0), (CAREERS, 1.0)),
         feeds=("https://münchen-jobs.de/feed/stellen.xml",),
     ),
@@ -827,17 +828,17 @@ class _Crawl:
         contexts = _bar("", [m.label for m in site.nav], " | ")
         if site.logo:
             self.add(self.by_host[site.host][0], "", contexts[0][:CONTEXT_CHARS], None, "NAV")
-        for menu, context in zip(site.nav, contexts):
+        for menu, context in zip(site.nav, contexts, strict=True):
             self.add(self.menu_target(site, menu), menu.label, context, menu.rel, "NAV")
 
     def _footer(self, page: _Page) -> None:
         site = page.site
         contexts = _bar(f"© 2025 {site.name} · ", [m.label for m in site.footer], " · ")
-        for menu, context in zip(site.footer, contexts):
+        for menu, context in zip(site.footer, contexts, strict=True):
             self.add(self.menu_target(site, menu), menu.label, context, menu.rel, "FOOTER")
 
     def _listing(self, prefix: str, targets: list[_Page], position: str) -> None:
-        for target, context in zip(targets, _bar(prefix, [t.title for t in targets], " · ")):
+        for target, context in zip(targets, _bar(prefix, [t.title for t in targets], " · "), strict=True):
             self.add(target, target.title, context, None, position)
 
     def _content(self, page: _Page) -> None:
@@ -888,7 +889,8 @@ class _Crawl:
         site, rng = page.site, self.rng
         if site.partners:
             homes = [self.by_host[h][0] for h in site.partners]
-            for target, context in zip(homes, _bar("Partner sites: ", [t.site.name for t in homes], " · ")):
+            contexts = _bar("Partner sites: ", [t.site.name for t in homes], " · ")
+            for target, context in zip(homes, contexts, strict=True):
                 self.add(target, target.site.name, context, None, "SIDEBAR")
         if page.kind == "item":
             others = [p for p in self.items(site.host, page.section) if p is not page]
@@ -935,7 +937,7 @@ def _inject_bad_links(laid_out: list[tuple[_Page, list[_Link]]], rng: random.Ran
         put(page, "UNSUPPORTED_SCHEME", url, anchor, "{a} | Save | Report this listing")
 
     commented = rng.sample([p for p in items if p.site.comments], len(_MALFORMED_URLS))
-    for url, page in zip(_MALFORMED_URLS, commented):
+    for url, page in zip(_MALFORMED_URLS, commented, strict=True):
         put(page, "MALFORMED_URL", url, rng.choice(_COMMENTERS), _SENTENCES["comment"][0], rel="ugc")
 
     *empty, missing = rng.sample(items, 4)
@@ -1033,7 +1035,8 @@ def generate_sample_crawl(seed: int = 7) -> SampleCrawl:
     crawl = _Crawl(pages, rng)
     laid_out = [(page, crawl.links(page)) for page in pages]
     expected = _inject_bad_links(laid_out, rng)
-    edges, good = [], []
+    edges: list[dict] = []
+    good: list[int] = []
     for page, links in laid_out:
         for link in links:
             if isinstance(link.target, _Page) and len(link.anchor or "") <= OVERSIZED_ANCHOR_CHARS:
@@ -1070,7 +1073,8 @@ def write_pages_jsonl(pages: Iterable[dict], path: str | os.PathLike) -> int:
 SAMPLE_SEEDS = ("https://www.acme-corp.com/", "https://jobs.example-board.com/")
 
 
-def write_sitemaps_xml(sitemaps: Iterable[dict], directory: str | os.PathLike, base_url: str = "https://sitemaps.example/") -> list[str]:
+def write_sitemaps_xml(sitemaps: Iterable[dict], directory: str | os.PathLike,
+                       base_url: str = "https://sitemaps.example/") -> list[str]:
     """Sitemap entries as sitemaps.org XML: one file per host (every second one gzipped) and a
     ``sitemap-index.xml`` listing them; an entry's absent priority/lastmod/changefreq stays
     absent.  Returns the file names written, index last."""
@@ -1104,3 +1108,16 @@ def write_sitemaps_xml(sitemaps: Iterable[dict], directory: str | os.PathLike, b
 def write_sitemaps_jsonl(sitemaps: Iterable[dict], path: str | os.PathLike) -> int:
     """Sitemap entries as JSON Lines; returns the count."""
     return write_jsonl(sitemaps, path)
+
+
+def write_sample_input(directory: str | Path, seed: int = 7) -> Path:
+    """Write the built-in sample crawl under ``directory``: edge records as JSON lines (the path
+    returned), page signals as ``sample-pages.jsonl`` and its sitemaps as XML in ``sitemaps/``."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    crawl = generate_sample_crawl(seed)
+    path = directory / "sample-edges.jsonl"
+    write_edges_jsonl(crawl.edges, path)
+    write_pages_jsonl(crawl.pages, directory / "sample-pages.jsonl")
+    write_sitemaps_xml(crawl.sitemaps, directory / "sitemaps")
+    return path

@@ -392,7 +392,8 @@ FRONTIER = StructType(
         StructField("position", LongType(), False),              # 1 = fetch first
         StructField(URL, StringType(), False),
         StructField(PAGE_ID, LongType(), True),                  # null: known only from a sitemap
-        StructField("priority_source", StringType(), False),     # seed_score | pagerank | personalized_pagerank | reward
+        # seed_score | pagerank | personalized_pagerank | reward
+        StructField("priority_source", StringType(), False),
         StructField(PRIORITY, DoubleType(), False),
         StructField(SEED_SCORE, DoubleType(), False),
         StructField(SCOPE_SCORE, DoubleType(), False),

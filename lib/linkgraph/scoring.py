@@ -25,6 +25,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from linkgraph import schemas as S
+from linkgraph.rows import one_row
 
 NODE, DEPTH = "node", "depth"
 
@@ -83,7 +84,8 @@ def blended_authority(pages_nodes: DataFrame, in_house: DataFrame, external: Dat
     scored = scored.join(by_domain, on=S.DOMAIN, how="left").join(by_host, on=S.REV_HOST, how="left")
     ext = F.coalesce("_ext_host", "_ext_domain")
     in_house_value = F.coalesce("_in_house", F.lit(0.0))
-    value = F.when(ext.isNull(), in_house_value).otherwise((1 - external_weight) * in_house_value + external_weight * ext)
+    blended = (1 - external_weight) * in_house_value + external_weight * ext
+    value = F.when(ext.isNull(), in_house_value).otherwise(blended)
     return scored.select(S.PAGE_ID, value.alias(S.DOMAIN_AUTHORITY))
 
 
@@ -92,7 +94,7 @@ def seed_score_terms(
     depths: DataFrame, unlisted_priority: float,
 ) -> DataFrame:
     """Every page with its four seed-score terms (see the module docstring)."""
-    max_in = in_links.agg(F.max("in_links")).first()[0] or 0
+    max_in = one_row(in_links.agg(F.max("in_links")))[0] or 0
     in_links_norm = (F.log1p(F.col("in_links")) / F.log1p(F.lit(float(max_in)))) if max_in > 0 else F.lit(0.0)
     scored = (
         pages.select(S.PAGE_ID, S.URL)
@@ -136,7 +138,8 @@ def scope_columns(scored: DataFrame, nodes: DataFrame, seed_hosts: list[str], ho
     depth_factor = F.coalesce(F.greatest(F.lit(0.0), 1.0 - F.col(S.HOP_DEPTH) / F.lit(float(max_depth))), F.lit(0.0))
     return (
         scored.join(nodes.select(S.PAGE_ID, S.REV_HOST, S.DOMAIN), on=S.PAGE_ID, how="left")
-        .withColumn("_seed_host", F.coalesce(F.col(S.REV_HOST).isin(*seed_hosts), F.lit(False)) if seed_hosts else F.lit(False))
+        .withColumn("_seed_host",
+                    F.coalesce(F.col(S.REV_HOST).isin(*seed_hosts), F.lit(False)) if seed_hosts else F.lit(False))
         .join(hops, on=S.DOMAIN, how="left")
         .withColumn("domain_affinity", domain_affinity(strategy, affinity).cast("double"))
         .withColumn("depth_factor", depth_factor)

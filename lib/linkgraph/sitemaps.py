@@ -21,8 +21,8 @@ from __future__ import annotations
 import gzip
 import io
 import zlib
+from collections.abc import Iterator
 from datetime import datetime, timezone
-from typing import Iterator
 
 import pandas as pd
 
@@ -88,7 +88,8 @@ def _entry(element, sitemap: str) -> dict:
         except ValueError:
             priority = float("nan")
         if not 0.0 <= priority <= 1.0:
-            return {**row, S.REASON: S.Reason.INVALID_VALUE, S.DETAIL: f"priority {fields['priority']!r} outside 0.0-1.0"}
+            detail = f"priority {fields['priority']!r} outside 0.0-1.0"
+            return {**row, S.REASON: S.Reason.INVALID_VALUE, S.DETAIL: detail}
     lastmod = None
     if fields.get("lastmod"):
         lastmod = parse_lastmod(fields["lastmod"])
@@ -139,5 +140,6 @@ def parse_files(batches: Iterator[pd.DataFrame], max_bytes: int) -> Iterator[pd.
     """``mapInPandas`` body over Spark's ``binaryFile`` rows (path, content): one task parses
     its files, nothing reaches the driver."""
     for pdf in batches:
-        rows = [row for path, content in zip(pdf["path"], pdf["content"]) for row in parse_sitemap(bytes(content), path, max_bytes)]
+        rows = [row for path, content in zip(pdf["path"], pdf["content"], strict=True)
+                for row in parse_sitemap(bytes(content), path, max_bytes)]
         yield pd.DataFrame(rows, columns=list(PARSED_COLUMNS))

@@ -82,7 +82,7 @@ _NULL = CanonicalUrl(None, None, None, NULL_FIELD, "URL is null or blank")
 # --- Public Suffix List ------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _psl():
     """The process-wide offline tldextract extractor (bundled PSL snapshot, private domains on)."""
     import tldextract
@@ -118,7 +118,7 @@ def _ascii_labels(raw: str) -> list[str] | str:
     labels = _DOTS_RE.split(raw)
     if len(labels) > 1 and labels[-1] == "":
         labels.pop()  # one trailing root dot
-    out = []
+    out: list[str] = []
     for label in labels:
         if not label:
             return "empty label"
@@ -309,9 +309,10 @@ def _canonicalize(s: str) -> CanonicalUrl:
         if port == _DEFAULT_PORTS[scheme]:
             port = ""
 
-    host, registered, reason, detail = _host_info(host)
-    if reason is not None:
-        return _reject(reason, detail)
+    ascii_host, registered, reason, detail = _host_info(host)
+    if reason is not None or ascii_host is None:
+        return _reject(reason or MALFORMED_URL, detail or "")
+    host = ascii_host
 
     path = _remove_dot_segments(_normalize_pct(path)) if path else "/"
     if query:
@@ -361,7 +362,7 @@ def canonicalize_series(urls: pandas.Series) -> pandas.DataFrame:
     import pandas as pd
 
     seen: dict[str, CanonicalUrl] = {}
-    rows = []
+    rows: list[CanonicalUrl] = []
     append = rows.append
     for value in urls.tolist():
         if value.__class__ is str:
@@ -373,11 +374,11 @@ def canonicalize_series(urls: pandas.Series) -> pandas.DataFrame:
         else:
             result = canonicalize(value)
         append(result)
-    columns = list(zip(*rows)) if rows else [()] * len(CANONICAL_COLUMNS)
+    columns = list(zip(*rows, strict=True)) if rows else [()] * len(CANONICAL_COLUMNS)
     return pd.DataFrame(
         {
             name: pd.Series(column, index=urls.index, dtype=object)
-            for name, column in zip(CANONICAL_COLUMNS, columns)
+            for name, column in zip(CANONICAL_COLUMNS, columns, strict=True)
         },
         index=urls.index,
     )

@@ -7,6 +7,7 @@ caches it next to the sources.
 """
 
 from linkgraph.compress.bv import BVParams
-from linkgraph.compress.index import CompressedGraph, CompressedIndexError, ConnectivityIndex
+from linkgraph.compress.graph import CompressedGraph
+from linkgraph.compress.index import CompressedIndexError, ConnectivityIndex
 
 __all__ = ["BVParams", "CompressedGraph", "CompressedIndexError", "ConnectivityIndex"]

@@ -10,151 +10,14 @@ lists back) and the list itself, in compiled code.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 import numpy as np
-from numba import njit
 
 from linkgraph import schemas as S
 from linkgraph.compress import bits as B
-from linkgraph.compress.bv import BVParams, decode_block, decode_one, encode_block, outdegree_at
-
-_EMPTY = np.empty(0, dtype=np.int64)
-
-
-class CompressedIndexError(ValueError):
-    """The compressed tables are missing or were not built together."""
-
-
-@njit(cache=True)
-def _locate(block_first, block_nodes, page_id):
-    b = np.searchsorted(block_first, page_id, side="right") - 1
-    if b < 0 or page_id - block_first[b] >= block_nodes[b]:
-        return -1, np.int64(0)
-    return b, page_id - block_first[b]
-
-
-@njit(cache=True)
-def _successors(words, block_first, block_nodes, block_bit_base, block_offset_base, offsets, page_id,
-                window, min_interval, code, k):
-    b, x = _locate(block_first, block_nodes, page_id)
-    if b < 0:
-        return np.empty(0, dtype=np.int64)
-    o = block_offset_base[b]
-    return decode_one(words, offsets[o:o + block_nodes[b] + 1], block_bit_base[b], block_first[b], x,
-                      window, min_interval, code, k)
-
-
-@njit(cache=True)
-def _degree(words, block_first, block_nodes, block_bit_base, block_offset_base, offsets, page_id):
-    b, x = _locate(block_first, block_nodes, page_id)
-    if b < 0:
-        return np.int64(0)
-    return outdegree_at(words, block_bit_base[b] + offsets[block_offset_base[b] + x])
-
-
-@dataclass
-class CompressedGraph:
-    """One direction of the link graph: the successor lists of every page, block by block.
-
-    ``words`` holds every block's stream, each starting on a word boundary at bit
-    ``block_bit_base[b]``; block ``b`` covers pages ``block_first[b] ..`` (``block_nodes[b]``
-    lists) and the offset of its list ``i`` within its stream is
-    ``offsets[block_offset_base[b] + i]`` (``block_nodes[b] + 1`` offsets per block).
-    ``bits`` is the total length of the lists' streams (padding excluded).
-    """
-
-    words: np.ndarray
-    block_first: np.ndarray
-    block_nodes: np.ndarray
-    block_arcs: np.ndarray
-    block_bit_base: np.ndarray
-    block_bit_length: np.ndarray
-    block_offset_base: np.ndarray
-    offsets: np.ndarray
-    params: BVParams
-
-    @property
-    def arcs(self) -> int:
-        return int(self.block_arcs.sum())
-
-    @property
-    def bits(self) -> int:
-        return int(self.block_bit_length.sum())
-
-    @property
-    def bits_per_link(self) -> float:
-        return self.bits / self.arcs if self.arcs else 0.0
-
-    @property
-    def memory_bytes(self) -> int:
-        return sum(a.nbytes for a in (self.words, self.block_first, self.block_nodes, self.block_arcs,
-                                      self.block_bit_base, self.block_bit_length, self.block_offset_base, self.offsets))
-
-    @classmethod
-    def from_blocks(cls, blocks: list[tuple[int, int, int, int, bytes, np.ndarray]], params: BVParams) -> "CompressedGraph":
-        """From ``(first_id, node_count, arc_count, bit_length, stream bytes, list offsets)``
-        per block, in any order."""
-        blocks = sorted(blocks, key=lambda block: block[0])
-        word_arrays, bit_base, offset_base = [], [], []
-        words_so_far, offsets_so_far = 0, 0
-        for first_id, node_count, _, bit_length, data, offsets in blocks:
-            if len(offsets) != node_count + 1 or offsets[-1] != bit_length:
-                raise CompressedIndexError(f"offsets of the block at page {first_id} do not match its stream")
-            block_words = B.bytes_to_words(data)
-            word_arrays.append(block_words)
-            bit_base.append(64 * words_so_far)
-            offset_base.append(offsets_so_far)
-            words_so_far += len(block_words)
-            offsets_so_far += node_count + 1
-
-        def column(i: int) -> np.ndarray:
-            return np.array([block[i] for block in blocks], dtype=np.int64)
-
-        return cls(
-            words=np.concatenate(word_arrays) if word_arrays else np.zeros(2, dtype=np.uint64),
-            block_first=column(0),
-            block_nodes=column(1),
-            block_arcs=column(2),
-            block_bit_base=np.array(bit_base, dtype=np.int64),
-            block_bit_length=column(3),
-            block_offset_base=np.array(offset_base, dtype=np.int64),
-            offsets=np.concatenate([block[5] for block in blocks]) if blocks else _EMPTY,
-            params=params,
-        )
-
-    def _kernel_args(self) -> tuple:
-        return (self.words, self.block_first, self.block_nodes, self.block_bit_base, self.block_offset_base,
-                self.offsets)
-
-    def successors(self, page_id: int) -> np.ndarray:
-        """Sorted int64 ids of the list of ``page_id`` (empty for a page without one)."""
-        code, k = self.params.code
-        return _successors(*self._kernel_args(), np.int64(page_id), self.params.window_size,
-                           self.params.min_interval_length, code, k)
-
-    def degree(self, page_id: int) -> int:
-        return int(_degree(*self._kernel_args(), np.int64(page_id)))
-
-    def to_csr(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Every list, decoded sequentially: ``(page ids with a list slot, indptr, successors)``."""
-        nodes, indptrs, successors, arcs_so_far = [], [np.zeros(1, dtype=np.int64)], [], 0
-        for b in range(len(self.block_first)):
-            start = self.block_bit_base[b] // 64
-            end = start + (self.block_bit_length[b] + 63) // 64 + 2
-            indptr, succ = decode_block(self.words[start:end], int(self.block_first[b]), int(self.block_nodes[b]),
-                                        int(self.block_arcs[b]), self.params)
-            nodes.append(np.arange(self.block_first[b], self.block_first[b] + self.block_nodes[b], dtype=np.int64))
-            indptrs.append(indptr[1:] + arcs_so_far)
-            successors.append(succ)
-            arcs_so_far += len(succ)
-        if not nodes:
-            return _EMPTY, np.zeros(1, dtype=np.int64), _EMPTY
-        return np.concatenate(nodes), np.concatenate(indptrs), np.concatenate(successors)
-
-    def arcs_array(self) -> np.ndarray:
-        """All arcs (node, successor) as an ``(arcs, 2)`` int64 array sorted by node, successor."""
-        nodes, indptr, succ = self.to_csr()
-        return np.column_stack([np.repeat(nodes, np.diff(indptr)), succ])
+from linkgraph.compress.bv import BVParams, encode_block
+from linkgraph.compress.graph import CompressedGraph
+from linkgraph.compress.webgraph import write_bvgraph
+from linkgraph.errors import CompressedIndexError, CompressedTableMissing
 
 
 class ConnectivityIndex:
@@ -201,8 +64,6 @@ class ConnectivityIndex:
     def write_bvgraph(self, basename, nodes: int | None = None) -> dict[str, str]:
         """Write the forward graph as WebGraph BVGraph files ``basename.graph/.offsets/.properties``
         over ids ``0 .. nodes - 1`` (default: every id up to the last one with a link)."""
-        from linkgraph.compress.webgraph import write_bvgraph
-
         covered = self.covered_ids()
         if nodes is not None and nodes < covered:
             raise ValueError(f"nodes={nodes} but page {covered - 1} has links")
@@ -210,9 +71,11 @@ class ConnectivityIndex:
 
     # --- construction --------------------------------------------------------------------------
     @classmethod
-    def from_arcs(cls, sources: np.ndarray, targets: np.ndarray, params: BVParams = BVParams(),
-                  block_size: int = 65536) -> "ConnectivityIndex":
-        """Encode an arc list in this process, block by block as ``linkgraph compress`` does."""
+    def from_arcs(cls, sources: np.ndarray, targets: np.ndarray, params: BVParams | None = None,
+                  block_size: int = 65536) -> ConnectivityIndex:
+        """Encode an arc list in this process, block by block as ``linkgraph compress`` does
+        (``params`` default: ``BVParams()``)."""
+        params = params or BVParams()
         from linkgraph.compress.build import block_csr
 
         sources = np.asarray(sources, dtype=np.int64)
@@ -231,10 +94,10 @@ class ConnectivityIndex:
                 blocks.append((first_id, block.node_count, block.arc_count, block.bit_length, block.to_bytes(),
                                block.offsets))
             graphs.append(CompressedGraph.from_blocks(blocks, params))
-        return cls(*graphs)
+        return cls(graphs[0], graphs[1])
 
     @classmethod
-    def load(cls, source) -> "ConnectivityIndex":
+    def load(cls, source) -> ConnectivityIndex:
         """Load the compressed tables of a lake: ``source`` a lake directory (read without
         Spark) or a ``linkgraph.io.delta.Lake``."""
         tables = {
@@ -257,7 +120,8 @@ class ConnectivityIndex:
                               residual_code=build[5])
         offsets = tables[S.LINKS_COMPRESSED_OFFSETS_TABLE]
         graphs = []
-        for direction, name in ((S.FORWARD, S.LINKS_COMPRESSED_FORWARD_TABLE), (S.REVERSE, S.LINKS_COMPRESSED_REVERSE_TABLE)):
+        directions = ((S.FORWARD, S.LINKS_COMPRESSED_FORWARD_TABLE), (S.REVERSE, S.LINKS_COMPRESSED_REVERSE_TABLE))
+        for direction, name in directions:
             offsets_of = {
                 offsets[S.BLOCK_ID][i]: (offsets[S.OFFSETS][i], offsets[S.NODE_COUNT][i])
                 for i in range(len(offsets[S.BLOCK_ID])) if offsets[S.DIRECTION][i] == direction
@@ -266,13 +130,14 @@ class ConnectivityIndex:
             blocks = []
             for i, block_id in enumerate(rows[S.BLOCK_ID]):
                 if block_id not in offsets_of:
-                    raise CompressedIndexError(f"no {direction} offsets for block {block_id}: run linkgraph compress again")
+                    raise CompressedIndexError(
+                        f"no {direction} offsets for block {block_id}: run linkgraph compress again")
                 offsets_data, node_count = offsets_of[block_id]
                 node_offsets = B.gamma_decode_gaps(B.bytes_to_words(offsets_data), node_count + 1)
                 blocks.append((rows[S.FIRST_ID][i], rows[S.NODE_COUNT][i], rows[S.ARC_COUNT][i], rows[S.BIT_LENGTH][i],
                                rows[S.DATA][i], node_offsets))
             graphs.append(CompressedGraph.from_blocks(blocks, params))
-        return cls(*graphs, links_version=links_version)
+        return cls(graphs[0], graphs[1], links_version=links_version)
 
 
 def _read_table(source, table: str):
@@ -281,7 +146,7 @@ def _read_table(source, table: str):
 
     if isinstance(source, Lake):
         if not source.exists(table):
-            raise CompressedIndexError(f"table '{table}' not found in lake {source.root}: run linkgraph compress")
+            raise CompressedTableMissing(f"table '{table}' not found in lake {source.root}: run linkgraph compress")
         return source.read(table).toArrow()
     from deltalake import DeltaTable
     from deltalake.exceptions import TableNotFoundError
@@ -292,4 +157,4 @@ def _read_table(source, table: str):
     try:
         return DeltaTable(path).to_pyarrow_table()
     except TableNotFoundError:
-        raise CompressedIndexError(f"table '{table}' not found at {path}: run linkgraph compress") from None
+        raise CompressedTableMissing(f"table '{table}' not found at {path}: run linkgraph compress") from None

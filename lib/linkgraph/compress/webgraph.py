@@ -17,7 +17,7 @@ from numba import njit
 
 from linkgraph.compress import bits as B
 from linkgraph.compress.bv import BVParams, decode_block
-from linkgraph.compress.index import CompressedGraph
+from linkgraph.compress.graph import CompressedGraph
 
 GRAPH_CLASS = "it.unimi.dsi.webgraph.BVGraph"
 MAX_NODES = 2**31 - 1

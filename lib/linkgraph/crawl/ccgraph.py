@@ -1,4 +1,5 @@
-"""``linkgraph ingest --format ccgraph``: Common Crawl's published host- or domain-level graphs.
+"""Common Crawl's published host- or domain-level graphs (``linkgraph ingest --format ccgraph``;
+the step is ``linkgraph.steps.crawl.run_ccgraph``).
 
 Common Crawl publishes each graph as gzip text files: *vertices* ``id<TAB>rev_host`` (domain graphs
 add ``<TAB>n_hosts``), with ids dense from 0 in the order of the reversed names, and *edges*
@@ -26,40 +27,20 @@ other URLs at the same ids stops with an input error before anything is written.
 
 from __future__ import annotations
 
-import logging
-import time
-from dataclasses import dataclass
-
-from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from linkgraph import ingest as I
-from linkgraph import readers
+from linkgraph import paths, readers
 from linkgraph import schemas as S
 from linkgraph.config import Config
-from linkgraph.io.delta import Lake
-from linkgraph.pipeline import IngestReport, ensure_core_tables, upsert_links, upsert_pages, write_rejects
-
-log = logging.getLogger(__name__)
 
 REV_HOST = "rev_host"
-
-
-@dataclass
-class CcGraphReport(IngestReport):
-    vertices_read: int = 0
-    edges_read: int = 0
-
-    def summary(self) -> str:
-        return f"ccgraph {self.source}: vertices read={self.vertices_read} edges read={self.edges_read}\n{super().summary()}"
 
 
 def ccgraph_paths(input_path: str, spark: SparkSession | None = None) -> tuple[list[str], list[str]]:
     """(vertices paths, edges paths) of a ccgraph input; see the module docstring.  Local paths
     are listed on the local disk, others through Hadoop's FileSystem (needs ``spark``)."""
-    from linkgraph import paths
-
     name = input_path.rstrip("/").rsplit("/", 1)[-1]
     if paths.is_directory(spark, input_path):
         entries = [p for p in paths.list_directory(spark, input_path)
@@ -80,9 +61,9 @@ def ccgraph_paths(input_path: str, spark: SparkSession | None = None) -> tuple[l
     return vertices, edges
 
 
-def read_vertices(spark: SparkSession, paths: list[str]) -> DataFrame:
+def read_vertices(spark: SparkSession, files: list[str]) -> DataFrame:
     """``page_id``, ``rev_host`` and ``_corrupt_record`` (the line, when it is not a vertex)."""
-    lines = spark.read.text(paths).where(~F.col("value").rlike(r"^\s*([#%].*)?$"))
+    lines = spark.read.text(files).where(~F.col("value").rlike(r"^\s*([#%].*)?$"))
     parts = F.split(F.col("value"), "\t")
     well_formed = (
         F.size(parts).isin(2, 3)
@@ -178,48 +159,3 @@ def edge_links(edges: DataFrame, pages: DataFrame) -> DataFrame:
     link_type = F.when(F.col("_sd") == F.col("_dd"), F.lit("INTERNAL")).otherwise(F.lit("EXTERNAL"))
     values = {S.SRC_ID: F.col("src"), S.DST_ID: F.col("dst"), S.LINK_TYPE: link_type}
     return typed.select(*[values.get(f.name, F.lit(None)).cast(f.dataType).alias(f.name) for f in S.LINKS.fields])
-
-
-def _check_lake(lake: Lake, pages: DataFrame) -> None:
-    existing = lake.read(S.PAGES_TABLE).select(S.PAGE_ID, F.col(S.URL).alias("_existing_url"))
-    clash = existing.join(pages.select(S.PAGE_ID, S.URL), on=S.PAGE_ID, how="inner").where(
-        ~F.col("_existing_url").eqNullSafe(F.col(S.URL))
-    )
-    if clash.limit(1).count():
-        raise readers.InputSchemaError(
-            f"lake {lake.root} holds other pages at the graph's vertex ids; import a ccgraph into a lake of its own"
-        )
-
-
-def ingest_ccgraph(spark: SparkSession, config: Config, input_path: str) -> CcGraphReport:
-    started = time.monotonic()
-    report = CcGraphReport(source=str(input_path))
-    lake = Lake(spark, config.lake)
-    vertex_paths, edge_paths = ccgraph_paths(input_path, spark)
-    vertices, vertex_rejects = split_vertices(read_vertices(spark, vertex_paths))
-    pages = vertex_pages(vertices).persist(StorageLevel.MEMORY_AND_DISK)
-    arcs = readers.read_arcs(spark, edge_paths).persist(StorageLevel.MEMORY_AND_DISK)
-    try:
-        report.vertices_read = pages.count() + vertex_rejects.count()
-        report.edges_read = arcs.count()
-        report.read = report.vertices_read + report.edges_read
-        edges, edge_rejects = split_edges(arcs, pages.select(S.PAGE_ID), config)
-        rejects = I.reject_rows(vertex_rejects.unionByName(edge_rejects), report.source).persist(
-            StorageLevel.MEMORY_AND_DISK
-        )
-        report.rejected_by_reason = {
-            row[S.REASON]: row["count"] for row in rejects.groupBy(S.REASON).count().collect()
-        }
-        report.rejected = sum(report.rejected_by_reason.values())
-        ensure_core_tables(lake)
-        _check_lake(lake, pages)
-        report.pages_inserted, report.pages_updated = upsert_pages(lake, pages, key=S.PAGE_ID)
-        report.links_inserted, report.links_updated = upsert_links(lake, edge_links(edges, pages))
-        report.rejects_inserted = write_rejects(lake, rejects)
-        rejects.unpersist()
-    finally:
-        pages.unpersist()
-        arcs.unpersist()
-    report.seconds = time.monotonic() - started
-    log.info(report.summary())
-    return report

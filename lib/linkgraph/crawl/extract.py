@@ -14,9 +14,9 @@ reason when the page URL cannot be canonicalised).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Iterable, Iterator
 
 from linkgraph import urls
 from linkgraph.crawl import payload as P
@@ -147,7 +147,8 @@ def _response_rows(record: WarcRecord, file: str, settings: ExtractSettings) -> 
     try:
         body = P.decode_http_body(record.payload, headers)
         if len(body) > settings.max_page_bytes:
-            raise P.PayloadError(OVERSIZED_PAGE, f"decoded payload of {len(body)} bytes exceeds {settings.max_page_bytes}")
+            raise P.PayloadError(
+                OVERSIZED_PAGE, f"decoded payload of {len(body)} bytes exceeds {settings.max_page_bytes}")
         if not P.is_html(declared_type, body):
             raise P.PayloadError(P.NON_HTML, "payload without a media type does not start as HTML")
         html, _codec = P.decode_html(body, P.content_type_charset(declared_type))
@@ -192,11 +193,12 @@ def _guarded(rows_of, record: WarcRecord, file: str, settings: ExtractSettings) 
 
 def _wat_record_rows(record: WarcRecord, file: str, settings: ExtractSettings) -> Iterator[dict]:
     try:
-        envelope = json.loads(record.payload)["Envelope"]
+        envelope = json.loads(record.payload or b"")["Envelope"]
         warc_header = envelope["WARC-Header-Metadata"]
         payload_meta = envelope.get("Payload-Metadata") or {}
     except (ValueError, KeyError, TypeError) as exc:
-        yield _rejected(record, file, MALFORMED_RECORD, f"not WAT JSON with an Envelope ({type(exc).__name__}: {exc})"[:500])
+        detail = f"not WAT JSON with an Envelope ({type(exc).__name__}: {exc})"
+        yield _rejected(record, file, MALFORMED_RECORD, detail[:500])
         return
     described = str(warc_header.get("WARC-Type") or "unknown")
     if described != "response":
@@ -228,9 +230,9 @@ def _wat_record_rows(record: WarcRecord, file: str, settings: ExtractSettings) -
         base = resolve(base, str(head["Base"]))
     feeds: dict[str, None] = {}
     for link in head.get("Link") or []:
-        rel = str(link.get("rel") or "").lower().split()
+        rels = str(link.get("rel") or "").lower().split()
         feed_type = str(link.get("type") or "").split(";", 1)[0].strip().lower()
-        if "alternate" in rel and link.get("url") and feed_type in FEED_TYPES:
+        if "alternate" in rels and link.get("url") and feed_type in FEED_TYPES:
             url = resolve(base, str(link["url"]))
             if url.startswith(("http://", "https://")):
                 feeds.setdefault(url, None)

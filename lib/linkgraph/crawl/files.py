@@ -8,7 +8,8 @@ never loaded whole.
 
 from __future__ import annotations
 
-from typing import BinaryIO, Iterator
+from collections.abc import Iterator
+from typing import BinaryIO
 from urllib.parse import unquote, urlsplit
 
 from linkgraph.crawl import extract as X

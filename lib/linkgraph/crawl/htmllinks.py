@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 from selectolax.lexbor import LexborHTMLParser
@@ -183,7 +184,7 @@ def extract_page(html: str, page_url: str, context_chars: int = 50) -> PageExtra
     base_node = tree.css_first("base[href]")
     base = page_url
     if base_node is not None and (base_node.attributes.get("href") or "").strip():
-        base = resolve(page_url, base_node.attributes["href"])
+        base = resolve(page_url, str(base_node.attributes["href"]))
 
     text = _TextBuffer()
     open_links: list[dict] = []       # the <a> being walked (HTML5 parsing never nests them)
@@ -210,8 +211,8 @@ def extract_page(html: str, page_url: str, context_chars: int = 50) -> PageExtra
                 text.boundary()
             landmarks.append(_landmark(tag, attributes))
             if tag == "a" and attributes.get("href") is not None:
-                record = {"href": attributes["href"], "rel": attributes.get("rel"), "start": None, "alt": None,
-                          "position": next((p for p in reversed(landmarks) if p), CONTENT)}
+                record: dict[str, Any] = {"href": attributes["href"], "rel": attributes.get("rel"), "start": None,
+                                          "alt": None, "position": next((p for p in reversed(landmarks) if p), CONTENT)}
                 record["start"] = text.length   # a pending space is stripped from the anchor below
                 open_links.append(record)
                 found.append(record)

@@ -74,7 +74,8 @@ def is_html(declared_type: str | None, body: bytes) -> bool:
 
 def dechunk(body: bytes) -> bytes:
     """Undo ``Transfer-Encoding: chunked``."""
-    out, position = [], 0
+    out: list[bytes] = []
+    position = 0
     while True:
         line_end = body.find(b"\r\n", position)
         if line_end < 0:
@@ -135,7 +136,7 @@ def python_codec(label: str | None) -> str | None:
 
 def decode_html(body: bytes, http_charset: str | None) -> tuple[str, str]:
     """``(text, codec)`` of an HTML body by the rules in the module docstring."""
-    declared = []
+    declared: list[str] = []
     for bom, codec in _BOMS:
         if body.startswith(bom):
             return _decode(body[len(bom):], codec, [codec]), codec
@@ -145,11 +146,11 @@ def decode_html(body: bytes, http_charset: str | None) -> tuple[str, str]:
     if match:
         declared.append(match.group(1).decode("ascii", "replace"))
     for label in declared:
-        codec = python_codec(label)
-        if codec is not None:
-            if codec.startswith("utf-16"):  # a meta tag readable as ASCII cannot be UTF-16
-                codec = "utf-8"
-            return _decode(body, codec, declared), codec
+        found = python_codec(label)
+        if found is not None:
+            if found.startswith("utf-16"):  # a meta tag readable as ASCII cannot be UTF-16
+                found = "utf-8"
+            return _decode(body, found, declared), found
     try:
         return body.decode("utf-8"), "utf-8"
     except UnicodeDecodeError:

@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import io
 import zlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from typing import BinaryIO, Callable, Iterator
+from typing import BinaryIO
 
 from fastwarc.warc import ArchiveIterator
 

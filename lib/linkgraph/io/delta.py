@@ -11,11 +11,13 @@ import logging
 from dataclasses import dataclass
 
 from delta.tables import DeltaTable
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
 from linkgraph.config import LakeConfig
+from linkgraph.errors import MissingTableError
 from linkgraph.paths import to_uri
+from linkgraph.rows import one_row
 
 log = logging.getLogger(__name__)
 
@@ -61,12 +63,11 @@ class Lake:
         return DeltaTable.forPath(self.spark, self.location(table))
 
     def require(self, *tables: str) -> None:
-        """Stop with ``InputSchemaError`` naming the first of ``tables`` the lake does not hold."""
-        from linkgraph.readers import InputSchemaError
-
+        """Stop with ``MissingTableError`` (an ``InputSchemaError``) naming the first of ``tables`` the lake
+        does not hold."""
         for table in tables:
             if not self.exists(table):
-                raise InputSchemaError(f"table '{table}' not found in lake {self.root}: run ingest first")
+                raise MissingTableError(f"table '{table}' not found in lake {self.root}: run ingest first")
 
     def read(self, table: str) -> DataFrame:
         if self.uses_catalog:
@@ -78,17 +79,23 @@ class Lake:
             return self.read(table)
         return self.spark.createDataFrame([], schema)
 
+    def current_version(self, table: str) -> int:
+        """The latest Delta version of a table the lake holds (``MissingTableError`` otherwise)."""
+        self.require(table)
+        return int(one_row(self.delta_table(table).history(1).select("version"))["version"])
+
     def version(self, table: str) -> int | None:
         if not self.exists(table):
             return None
-        return self.delta_table(table).history(1).select("version").first()["version"]
+        return one_row(self.delta_table(table).history(1).select("version"))["version"]
 
     def ensure(self, table: str, schema: StructType) -> None:
         """Create ``table`` empty with ``schema`` unless it exists (a no-op commit is avoided)."""
         if self.exists(table):
             return
         builder = DeltaTable.createIfNotExists(self.spark).addColumns(schema)
-        builder = builder.tableName(self.location(table)) if self.uses_catalog else builder.location(self.location(table))
+        location = self.location(table)
+        builder = builder.tableName(location) if self.uses_catalog else builder.location(location)
         builder.execute()
         log.info("created Delta table %s", self.location(table))
 
@@ -101,7 +108,8 @@ class Lake:
         the inputs, e.g. their versions) is recorded as the commit's user metadata, see
         :meth:`built_from`."""
         writer = df.write.format("delta").mode("overwrite")
-        writer = writer.option("replaceWhere", replace_where) if replace_where else writer.option("overwriteSchema", "true")
+        writer = (writer.option("replaceWhere", replace_where) if replace_where
+                  else writer.option("overwriteSchema", "true"))
         if built_from is not None:
             writer = writer.option("userMetadata", built_from)
         if partition_by:
@@ -114,14 +122,14 @@ class Lake:
     def rows_written(self, table: str) -> int:
         """Rows the table's last commit wrote (its ``numOutputRows`` metric): read from the Delta
         log, without scanning the data again."""
-        metrics = self.delta_table(table).history(1).select("operationMetrics").first()["operationMetrics"] or {}
+        metrics = one_row(self.delta_table(table).history(1).select("operationMetrics"))["operationMetrics"] or {}
         return int(metrics.get("numOutputRows", 0))
 
     def built_from(self, table: str) -> str | None:
         """The ``built_from`` recorded by the table's last commit (None if absent or none)."""
         if not self.exists(table):
             return None
-        return self.delta_table(table).history(1).select("userMetadata").first()["userMetadata"]
+        return one_row(self.delta_table(table).history(1).select("userMetadata"))["userMetadata"]
 
     def append(self, table: str, df: DataFrame) -> None:
         writer = df.write.format("delta").mode("append")
@@ -152,13 +160,14 @@ class Lake:
         if update_set is None:
             update_set = {c: f"s.`{c}`" for c in updates.columns if c not in keys}
         if update_set:
-            merge = merge.whenMatchedUpdate(condition=update_condition, set=update_set)
+            values: dict[str, str | Column] = dict(update_set)
+            merge = merge.whenMatchedUpdate(condition=update_condition, set=values)
         merge.whenNotMatchedInsertAll().execute()
         return self._merge_metrics_since(table, version_before)
 
     def _merge_metrics_since(self, table: str, version_before: int | None) -> MergeMetrics:
         """Row counts of the MERGE committed after ``version_before`` (zeros if none was)."""
-        last = self.delta_table(table).history(1).select("version", "operation", "operationMetrics").first()
+        last = one_row(self.delta_table(table).history(1).select("version", "operation", "operationMetrics"))
         if last["version"] == version_before or last["operation"] != "MERGE":
             return MergeMetrics(inserted=0, updated=0, deleted=0, version=int(last["version"]))
         metrics = last["operationMetrics"] or {}
@@ -183,5 +192,6 @@ class Lake:
         one MERGE commit; returns its counts (``deleted``)."""
         version_before = self.version(table)
         condition = " AND ".join(f"t.`{k}` = s.`{k}`" for k in keys)
-        self.delta_table(table).alias("t").merge(keys_df.select(*keys).alias("s"), condition).whenMatchedDelete().execute()
+        merge = self.delta_table(table).alias("t").merge(keys_df.select(*keys).alias("s"), condition)
+        merge.whenMatchedDelete().execute()
         return self._merge_metrics_since(table, version_before)

@@ -32,8 +32,8 @@ from __future__ import annotations
 import logging
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -164,7 +164,8 @@ def transition_weights(edges: DataFrame) -> DataFrame:
     link_weight = F.col(WEIGHT).cast("double") if WEIGHT in edges.columns else F.lit(1.0)
     weighted = edges.select(SRC, DST, link_weight.alias(WEIGHT))
     out_weight = weighted.groupBy(SRC).agg(F.sum(WEIGHT).alias("out_weight"))
-    return weighted.join(out_weight, on=SRC, how="inner").select(SRC, DST, (F.col(WEIGHT) / F.col("out_weight")).alias("w"))
+    return weighted.join(out_weight, on=SRC, how="inner").select(
+        SRC, DST, (F.col(WEIGHT) / F.col("out_weight")).alias("w"))
 
 
 def build_edge_blocks(graph: RankGraph, block_size: int, partitions: int) -> DataFrame:
@@ -211,7 +212,8 @@ def build_static_blocks(
     static = blocks.join(has_out, on=BLOCK, how="left")
     if teleport is not None:
         tele = teleport.groupBy((F.col(VERTEX) / block_size).cast("int").alias(BLOCK)).agg(
-            F.collect_list(F.struct(VECTOR_ID, (F.col(VERTEX) % block_size).cast("int").alias("local"), "weight")).alias("tele")
+            F.collect_list(F.struct(VECTOR_ID, (F.col(VERTEX) % block_size).cast("int").alias("local"), "weight"))
+            .alias("tele")
         )
         static = static.join(tele, on=BLOCK, how="left")
     else:
@@ -222,7 +224,7 @@ def build_static_blocks(
     def build(batches):
         for pdf in batches:
             out = {BLOCK: [], "teleport": [], "dangling": []}
-            for block, has_out_list, tele in zip(pdf[BLOCK], pdf["has_out"], pdf["tele"]):
+            for block, has_out_list, tele in zip(pdf[BLOCK], pdf["has_out"], pdf["tele"], strict=True):
                 size = _block_len(int(block), block_size, n)
                 dangling = np.ones(size, dtype=bool)
                 if has_out_list is not None and len(has_out_list):
@@ -263,7 +265,7 @@ class BlockEngine:
     def __init__(self, spark: SparkSession, params: RankParams, partitions: int | None = None):
         self.spark = spark
         self.params = params
-        self.partitions = partitions or int(spark.conf.get("spark.sql.shuffle.partitions"))
+        self.partitions = partitions or int(spark.conf.get("spark.sql.shuffle.partitions") or 200)
 
     def run(
         self,
@@ -439,7 +441,8 @@ class BlockEngine:
             sb = int(rank_pdf[BLOCK].iat[0])
             r = _f64(rank_pdf["ranks"].iat[0]).reshape(n_vectors, -1)
             blocks, kinds, values = [sb], [1], [r.tobytes()]
-            for db, indptr, indices, weights in zip(edges_pdf[DB], edges_pdf["indptr"], edges_pdf["indices"], edges_pdf["weights"]):
+            columns = (edges_pdf[DB], edges_pdf["indptr"], edges_pdf["indices"], edges_pdf["weights"])
+            for db, indptr, indices, weights in zip(*columns, strict=True):
                 rows = _block_len(int(db), block_size, n)
                 matrix = csr_matrix(
                     (np.frombuffer(weights, dtype=np.float64), np.frombuffer(indices, dtype=np.int32),
@@ -457,12 +460,13 @@ class BlockEngine:
             dangling = np.frombuffer(static_pdf["dangling"].iat[0], dtype=bool)
             incoming = np.zeros_like(v)
             old = None
-            for is_old, values in zip(parts["is_old"], parts["values"]):
+            for is_old, values in zip(parts["is_old"], parts["values"], strict=True):
                 if is_old:
                     old = _f64(values).reshape(n_vectors, -1)
                 else:
                     incoming += _f64(values).reshape(n_vectors, -1)
             new = damping * (incoming + mass_now[:, None] * v) + (1.0 - damping) * v
+            assert old is not None, "every block has its previous ranks among the parts"
             new[~active_now] = old[~active_now]
             return pd.DataFrame(
                 {
@@ -482,7 +486,7 @@ def explode_rank_blocks(ranks: DataFrame, n: int, block_size: int, n_vectors: in
 
     def explode(batches):
         for pdf in batches:
-            for block, buf in zip(pdf[BLOCK], pdf["ranks"]):
+            for block, buf in zip(pdf[BLOCK], pdf["ranks"], strict=True):
                 r = _f64(buf).reshape(n_vectors, -1)
                 size = r.shape[1]
                 vertices = np.tile(np.arange(size, dtype=np.int64) + int(block) * block_size, n_vectors)
@@ -511,7 +515,7 @@ def rank_blocks_from_table(ranks: DataFrame, n: int, n_vectors: int, n_blocks: i
     def build(batches):
         for pdf in batches:
             out_blocks, out_ranks = [], []
-            for block, items in zip(pdf[BLOCK], pdf["r"]):
+            for block, items in zip(pdf[BLOCK], pdf["r"], strict=True):
                 size = _block_len(int(block), block_size, n)
                 r = np.full((n_vectors, size), np.nan)
                 if items is not None:

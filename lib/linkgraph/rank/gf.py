@@ -9,18 +9,15 @@ GraphFrames JVM package (``spark.graphframes: true``).
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from linkgraph.errors import GraphFramesUnavailable
 from linkgraph.rank.engine import IterationStat, RankParams, RankResult
 from linkgraph.rank.graph import DST, SRC, VERTEX, RankGraph
 from linkgraph.schemas import RANK, VECTOR_ID
-
-
-class GraphFramesUnavailable(RuntimeError):
-    pass
 
 
 def graphframes_pagerank(
@@ -32,7 +29,9 @@ def graphframes_pagerank(
     spark = graph.edges.sparkSession
     from py4j.java_gateway import JavaClass
 
-    if not isinstance(spark._jvm.org.graphframes.GraphFrame, JavaClass):
+    jvm = spark._jvm
+    assert jvm is not None, "a Spark session on a JVM (not Spark Connect)"
+    if not isinstance(jvm.org.graphframes.GraphFrame, JavaClass):
         raise GraphFramesUnavailable(
             "GraphFrames JVM package not available in this Spark session: set spark.graphframes: true "
             "(io.graphframes:graphframes-spark4_2.13) where Maven Central serves it"

@@ -18,7 +18,8 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from linkgraph import schemas as S
-from linkgraph.ingest import number_in_order
+from linkgraph.ids import number_in_order
+from linkgraph.rows import one_row
 
 VERTEX = "vertex"
 SRC, DST = "src", "dst"
@@ -36,10 +37,18 @@ class RankGraph:
     n: int
     n_edges: int | None = None
 
+    @property
+    def page_vertices(self) -> DataFrame:
+        """``vertices`` of a page graph (``build_rank_graph``); other graphs have none."""
+        if self.vertices is None:
+            raise ValueError("this rank graph has no page vertices")
+        return self.vertices
+
 
 def vertex_index(pages: DataFrame) -> tuple[DataFrame, int]:
     """Map page ids to dense indices; ids already dense (0..n-1) are used as they are."""
-    stats = pages.agg(F.count("*").alias("n"), F.max(S.PAGE_ID).alias("max_id"), F.min(S.PAGE_ID).alias("min_id")).first()
+    stats = one_row(pages.agg(F.count("*").alias("n"), F.max(S.PAGE_ID).alias("max_id"),
+                              F.min(S.PAGE_ID).alias("min_id")))
     n = int(stats["n"])
     ids = pages.select(S.PAGE_ID)
     if n == 0 or (stats["min_id"] == 0 and stats["max_id"] == n - 1):
@@ -58,7 +67,8 @@ def build_rank_graph(pages: DataFrame, links: DataFrame, exclude_link_types: tup
     vertices = vertices.persist()
     followed = followed_links(links, exclude_link_types).select(S.SRC_ID, S.DST_ID)
     edges = (
-        followed.join(vertices.select(F.col(S.PAGE_ID).alias(S.SRC_ID), F.col(VERTEX).alias(SRC)), on=S.SRC_ID, how="inner")
+        followed.join(vertices.select(F.col(S.PAGE_ID).alias(S.SRC_ID), F.col(VERTEX).alias(SRC)), on=S.SRC_ID,
+                      how="inner")
         .join(vertices.select(F.col(S.PAGE_ID).alias(S.DST_ID), F.col(VERTEX).alias(DST)), on=S.DST_ID, how="inner")
         .select(SRC, DST)
     )

@@ -7,13 +7,14 @@ semantics as ``linkgraph.rank.engine`` for a single vector, uniform start.
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from linkgraph.rank.engine import IterationStat, RankParams, RankResult, transition_weights
 from linkgraph.rank.graph import DST, SRC, VERTEX, RankGraph
+from linkgraph.rows import one_row
 from linkgraph.schemas import RANK, VECTOR_ID
 
 
@@ -37,18 +38,19 @@ def naive_pagerank(
     while iteration < params.max_iter:
         started = time.monotonic()
         iteration += 1
-        mass = ranks.join(dangling, on=VERTEX, how="inner").agg(F.sum(RANK)).first()[0] or 0.0
+        mass = one_row(ranks.join(dangling, on=VERTEX, how="inner").agg(F.sum(RANK)))[0] or 0.0
         incoming = (
             edges.join(ranks.select(F.col(VERTEX).alias(SRC), RANK), on=SRC, how="inner")
             .groupBy(F.col(DST).alias(VERTEX)).agg(F.sum(F.col(RANK) * F.col("w")).alias("incoming"))
         )
         new = (
             v.join(incoming, on=VERTEX, how="left")
-            .select(VERTEX, (d * (F.coalesce("incoming", F.lit(0.0)) + F.lit(mass) * F.col("v")) + (1 - d) * F.col("v")).alias(RANK))
+            .select(VERTEX, (d * (F.coalesce("incoming", F.lit(0.0)) + F.lit(mass) * F.col("v"))
+                             + (1 - d) * F.col("v")).alias(RANK))
             .localCheckpoint(eager=True)
         )
-        l1 = new.join(ranks.withColumnRenamed(RANK, "old"), on=VERTEX, how="inner").agg(
-            F.sum(F.abs(F.col(RANK) - F.col("old")))).first()[0]
+        l1 = one_row(new.join(ranks.withColumnRenamed(RANK, "old"), on=VERTEX, how="inner").agg(
+            F.sum(F.abs(F.col(RANK) - F.col("old")))))[0]
         ranks = new
         stat = IterationStat(iteration, float(l1), float(mass), time.monotonic() - started)
         history.append(stat)

@@ -30,8 +30,8 @@ local-checkpointed (cutting the lineage) and one aggregate row of totals reaches
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, Window
@@ -39,6 +39,7 @@ from pyspark.sql import functions as F
 
 from linkgraph import schemas as S
 from linkgraph.config import TermRule
+from linkgraph.rows import one_row
 
 WEIGHT = "weight"
 NEIGHBOUR_ID = "neighbour_id"
@@ -165,7 +166,8 @@ def feed_rewards(
         .select(S.FEED_URL, F.col(S.URL).alias("discovered_by"), S.PAGE_ID)
     )
     credited = feed_links.join(
-        discovered.select(S.FEED_URL, S.PAGE_ID, F.lit(True).alias("_discoverer")), on=[S.FEED_URL, S.PAGE_ID], how="left"
+        discovered.select(S.FEED_URL, S.PAGE_ID, F.lit(True).alias("_discoverer")), on=[S.FEED_URL, S.PAGE_ID],
+        how="left"
     )
     first = F.when(F.col("_discoverer"), F.lit(float(new_feed_points))).otherwise(F.lit(float(known_feed_points)))
     points = credited.groupBy(S.PAGE_ID).agg(
@@ -224,7 +226,8 @@ def initial_scores(
         .join(known.select(F.col(S.PAGE_ID).alias(S.SRC_ID), S.SCORE), on=S.SRC_ID, how="inner")
         .join(out_total, on=S.SRC_ID, how="inner")
         .groupBy(F.col(S.DST_ID).alias(S.PAGE_ID))
-        .agg(F.sum(F.lit(float(new_page_fraction)) * F.col(S.SCORE) * F.col(WEIGHT) / F.col("_out")).alias("_inherited"))
+        .agg(F.sum(F.lit(float(new_page_fraction)) * F.col(S.SCORE) * F.col(WEIGHT) / F.col("_out"))
+             .alias("_inherited"))
     )
     seeds = seed_ids.select(S.PAGE_ID).distinct().withColumn("_seed", F.lit(float(seed_score)))
     started = (
@@ -258,7 +261,8 @@ def round_vertices(page_ids: DataFrame, shares: DataFrame, rewards: DataFrame | 
     )
 
 
-def spread_round(scores: DataFrame, vertices: DataFrame, shares: DataFrame, params: SpreadParams, round_no: int) -> DataFrame:
+def spread_round(scores: DataFrame, vertices: DataFrame, shares: DataFrame, params: SpreadParams,
+                 round_no: int) -> DataFrame:
     """One round (module docstring) from ``scores`` (page_id, score): (page_id, score, old_score,
     sent, received, forgotten, rewarded).  Round 1 adds ``reward_first``, later rounds
     ``reward_later``."""
@@ -324,7 +328,7 @@ def run_rounds(
         for round_no in range(first_round, first_round + rounds):
             started = time.monotonic()
             step = spread_round(current, vertices, shares, params, round_no).localCheckpoint(eager=True)
-            totals = round_totals(step).first()
+            totals = one_row(round_totals(step))
             sums = {name: float(value or 0.0) for name, value in totals.asDict().items()}
             stat = RoundStat(round=round_no, seconds=time.monotonic() - started, **sums)
             history.append(stat)

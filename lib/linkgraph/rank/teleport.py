@@ -14,13 +14,11 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from linkgraph import schemas as S
+from linkgraph.errors import EmptyTeleportError
 from linkgraph.rank.graph import VERTEX
+from linkgraph.rows import one_row
 from linkgraph.schemas import VECTOR_ID
 from linkgraph.urls import canonicalize
-
-
-class EmptyTeleportError(ValueError):
-    """A personalisation vector matches no page."""
 
 
 def normalise(raw: DataFrame) -> DataFrame:
@@ -49,7 +47,8 @@ def from_seed_urls(vertices: DataFrame, pages: DataFrame, seed_groups: list[list
             if canonical:
                 rows.append((k, canonical))
     seeds = spark.createDataFrame(rows, f"{VECTOR_ID} int, {S.URL} string")
-    matched = seeds.join(pages.select(S.URL, S.PAGE_ID), on=S.URL, how="inner").join(vertices, on=S.PAGE_ID, how="inner")
+    matched = (seeds.join(pages.select(S.URL, S.PAGE_ID), on=S.URL, how="inner")
+               .join(vertices, on=S.PAGE_ID, how="inner"))
     return normalise(matched.select(VECTOR_ID, VERTEX, F.lit(1.0).alias("weight")))
 
 
@@ -78,5 +77,5 @@ def from_table(vertices: DataFrame, table: DataFrame) -> tuple[DataFrame, int]:
         table = table.withColumn(VECTOR_ID, F.lit(0))
     matched = table.join(vertices, on=S.PAGE_ID, how="inner")
     teleport = normalise(matched.select(VECTOR_ID, VERTEX, F.col("weight").cast("double")))
-    k = table.agg(F.max(VECTOR_ID)).first()[0]
+    k = one_row(table.agg(F.max(VECTOR_ID)))[0]
     return teleport, (0 if k is None else int(k) + 1)

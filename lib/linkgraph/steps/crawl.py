@@ -4,38 +4,41 @@ WARC/WAT: the input's files are listed (Spark's ``binaryFile`` source, without r
 Spark task per file runs :mod:`linkgraph.crawl.extract` through ``mapInArrow`` and emits
 ``CRAWL_EXTRACT`` rows; nothing but per-category counts reaches the driver.  The rows are split
 into raw edge records (validated and upserted exactly like any other input by
-``pipeline._ingest_edges``), ``page_signals`` rows (one Delta MERGE by URL, the newer
+``linkgraph.steps.edges.ingest_edges``), ``page_signals`` rows (one Delta MERGE by URL, the newer
 ``fetched_at`` wins) and record-level rejects (one insert-only MERGE into ``rejects``).
+
+ccgraph: a Common Crawl host or domain graph (vertices and edges files) into a lake of its own
+(see ``linkgraph.crawl.ccgraph``).
 """
 
 from __future__ import annotations
 
 import logging
-import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator
 
 import pyarrow as pa
 from pyspark import StorageLevel
-from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
 
-from linkgraph import ingest as I
+from linkgraph import readers
 from linkgraph import schemas as S
-from linkgraph.config import Config
+from linkgraph import tables as T
 from linkgraph.crawl import extract as X
+from linkgraph.crawl.ccgraph import ccgraph_paths, edge_links, read_vertices, split_edges, split_vertices, vertex_pages
+from linkgraph.crawl.rows import as_reject_input, edges_as_raw, latest_page_signals, list_files
 from linkgraph.io.delta import Lake
 from linkgraph.paths import display
-from linkgraph.pipeline import IngestReport, _ingest_edges, write_rejects
-from linkgraph.readers import CORRUPT_RECORD, InputSchemaError
+from linkgraph.readers import InputSchemaError
+from linkgraph.steps.context import StepContext
+from linkgraph.steps.edges import IngestReport, count_rejects, ingest_edges
 
 log = logging.getLogger(__name__)
 
 ROWS_PER_BATCH = 1000
 _CATEGORY = "category"
-
-assert tuple(f.name for f in S.CRAWL_EXTRACT.fields) == X.COLUMNS, "CRAWL_EXTRACT and extract.COLUMNS differ"
 
 
 @dataclass
@@ -88,42 +91,30 @@ class CrawlIngestReport(IngestReport):
         return f"{self.records_summary()}\n{super().summary()}"
 
 
-def crawl_ingest_step(spark: SparkSession, config: Config, input_path: str, fmt: str) -> IngestReport:
+def run(ctx: StepContext, input_path: str, fmt: str) -> IngestReport:
     """Ingest WARC or WAT files (``fmt`` warc | wat) or a Common Crawl graph (ccgraph)."""
     if fmt == "ccgraph":
-        from linkgraph.crawl.ccgraph import ingest_ccgraph
-
-        return ingest_ccgraph(spark, config, input_path)
-    started = time.monotonic()
+        return run_ccgraph(ctx, input_path)
+    config, lake = ctx.config, ctx.lake
     report = CrawlIngestReport(source=str(input_path), input_format=fmt)
-    lake = Lake(spark, config.lake)
     settings = X.ExtractSettings(config.crawl.max_page_bytes, config.crawl.max_text_chars, config.crawl.context_chars)
-    extracted = extract_rows(spark, input_path, fmt, settings, report).persist(StorageLevel.MEMORY_AND_DISK)
+    extracted = extract_rows(ctx.spark, input_path, fmt, settings, report).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         count_records(extracted, report)
-        _ingest_edges(lake, config, edges_as_raw(extracted), report)
+        ingest_edges(lake, config, edges_as_raw(extracted), report)
         signals = extracted.where(F.col(S.ROW_KIND) == X.PAGE)
-        report.page_signals_inserted, report.page_signals_updated = upsert_page_signals(
+        report.page_signals_inserted, report.page_signals_updated = T.merge_fetched_page_signals(
             lake, latest_page_signals(signals.where(F.col(S.URL).isNotNull()))
         )
         record_rejects = extracted.where(
             (F.col(S.ROW_KIND) == X.REJECTED) | ((F.col(S.ROW_KIND) == X.PAGE) & F.col(S.REASON).isNotNull())
         )
-        report.rejects_inserted += write_rejects(lake, I.reject_rows(as_reject_input(record_rejects), report.source))
+        report.rejects_inserted += T.write_rejects(lake, T.reject_rows(as_reject_input(record_rejects), report.source))
     finally:
         extracted.unpersist()
-    report.seconds = time.monotonic() - started
+    report.seconds = ctx.elapsed()
     log.info(report.summary())
     return report
-
-
-def list_files(spark: SparkSession, input_path: str) -> list[str]:
-    """The files under ``input_path`` (a file, or a directory searched recursively; names starting
-    with ``.`` or ``_`` are left out, as Spark does).  One string per file, not their content."""
-    listing = (
-        spark.read.format("binaryFile").option("recursiveFileLookup", "true").load(input_path).select("path")
-    )
-    return sorted(row["path"] for row in listing.collect())
 
 
 def extract_rows(spark: SparkSession, input_path: str, fmt: str, settings: X.ExtractSettings,
@@ -179,37 +170,56 @@ def count_records(extracted: DataFrame, report: CrawlIngestReport) -> None:
             report.records_rejected_by_reason[row[_CATEGORY]] = n
 
 
-def edges_as_raw(extracted: DataFrame) -> DataFrame:
-    """Edge rows as raw edge records (``RAW_WITH_CORRUPT``), the input of ingest validation."""
-    return extracted.where(F.col(S.ROW_KIND) == X.EDGE).select(
-        *[F.col(f.name) for f in S.RAW_EDGE_RECORD.fields], F.lit(None).cast("string").alias(CORRUPT_RECORD)
+
+# --- Common Crawl graphs --------------------------------------------------------------------------
+
+@dataclass
+class CcGraphReport(IngestReport):
+    vertices_read: int = 0
+    edges_read: int = 0
+
+    def summary(self) -> str:
+        return (f"ccgraph {self.source}: vertices read={self.vertices_read} edges read={self.edges_read}\n"
+                f"{super().summary()}")
+
+
+def _check_ccgraph_lake(lake: Lake, pages: DataFrame) -> None:
+    """A ccgraph needs a lake of its own: stop when other pages hold the graph's vertex ids."""
+    existing = lake.read(S.PAGES_TABLE).select(S.PAGE_ID, F.col(S.URL).alias("_existing_url"))
+    clash = existing.join(pages.select(S.PAGE_ID, S.URL), on=S.PAGE_ID, how="inner").where(
+        ~F.col("_existing_url").eqNullSafe(F.col(S.URL))
     )
+    if clash.limit(1).count():
+        raise readers.InputSchemaError(
+            f"lake {lake.root} holds other pages at the graph's vertex ids; import a ccgraph into a lake of its own"
+        )
 
 
-def as_reject_input(rows: DataFrame) -> DataFrame:
-    """Record-level rejects with the raw edge columns (the page URL in ``from_url``)."""
-    return rows.select(*[F.col(f.name) for f in S.RAW_EDGE_RECORD.fields], S.REASON, S.DETAIL)
-
-
-def latest_page_signals(pages: DataFrame) -> DataFrame:
-    """One ``page_signals`` row per URL: the latest fetch (ties: smallest title, then text)."""
-    newest = Window.partitionBy(S.URL).orderBy(
-        F.col(S.FETCHED_AT).desc_nulls_last(), F.col(S.TITLE).asc_nulls_last(), F.col(S.TEXT).asc_nulls_last()
-    )
-    return (
-        pages.withColumn("_rank", F.row_number().over(newest))
-        .where(F.col("_rank") == 1)
-        .select(*[F.col(f.name).cast(f.dataType) for f in S.PAGE_SIGNALS.fields])
-    )
-
-
-def upsert_page_signals(lake: Lake, signals: DataFrame) -> tuple[int, int]:
-    """MERGE by URL: a newer ``fetched_at`` replaces title, text and feed links; an equal or older
-    one changes nothing, so re-running the same input touches no row."""
-    lake.ensure(S.PAGE_SIGNALS_TABLE, S.PAGE_SIGNALS)
-    newer = f"s.{S.FETCHED_AT} > t.{S.FETCHED_AT} OR (t.{S.FETCHED_AT} IS NULL AND s.{S.FETCHED_AT} IS NOT NULL)"
-    metrics = lake.merge(
-        S.PAGE_SIGNALS_TABLE, signals, keys=[S.URL],
-        update_set={c: f"s.{c}" for c in (S.TITLE, S.TEXT, S.FEED_LINKS, S.FETCHED_AT)}, update_condition=newer,
-    )
-    return metrics.inserted, metrics.updated
+def run_ccgraph(ctx: StepContext, input_path: str) -> CcGraphReport:
+    spark, config, lake = ctx.spark, ctx.config, ctx.lake
+    report = CcGraphReport(source=str(input_path))
+    vertex_paths, edge_paths = ccgraph_paths(input_path, spark)
+    vertices, vertex_rejects = split_vertices(read_vertices(spark, vertex_paths))
+    pages = vertex_pages(vertices).persist(StorageLevel.MEMORY_AND_DISK)
+    arcs = readers.read_arcs(spark, edge_paths).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        report.vertices_read = pages.count() + vertex_rejects.count()
+        report.edges_read = arcs.count()
+        report.read = report.vertices_read + report.edges_read
+        edges, edge_rejects = split_edges(arcs, pages.select(S.PAGE_ID), config)
+        rejects = T.reject_rows(vertex_rejects.unionByName(edge_rejects), report.source).persist(
+            StorageLevel.MEMORY_AND_DISK
+        )
+        count_rejects(rejects, report)
+        T.ensure_core_tables(lake)
+        _check_ccgraph_lake(lake, pages)
+        report.pages_inserted, report.pages_updated = T.upsert_pages(lake, pages, key=S.PAGE_ID)
+        report.links_inserted, report.links_updated = T.upsert_links(lake, edge_links(edges, pages))
+        report.rejects_inserted = T.write_rejects(lake, rejects)
+        rejects.unpersist()
+    finally:
+        pages.unpersist()
+        arcs.unpersist()
+    report.seconds = ctx.elapsed()
+    log.info(report.summary())
+    return report

@@ -1,0 +1,136 @@
+"""``linkgraph analyze``: the indexes, host/domain graphs, domain authority, link farms and
+syndication networks of the lake's pages/links.
+
+Every table is rebuilt in one overwrite commit each, recording its inputs (table versions,
+config); when all of them already record the current inputs nothing is written.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from linkgraph import domains as D
+from linkgraph import indexes as X
+from linkgraph import schemas as S
+from linkgraph.config import Config
+from linkgraph.ids import new_run_id
+from linkgraph.io.delta import Lake
+from linkgraph.rank.engine import BlockEngine, RankParams
+from linkgraph.rank.graph import VERTEX
+from linkgraph.steps.context import Report, StepContext
+from linkgraph.tables import by_page_id
+
+log = logging.getLogger(__name__)
+
+ANALYSIS_TABLES = (
+    S.FORWARD_INDEX_TABLE, S.REVERSE_INDEX_TABLE, S.ANCHOR_INDEX_TABLE, S.HOSTS_TABLE, S.HOST_LINKS_TABLE,
+    S.DOMAINS_TABLE, S.DOMAIN_LINKS_TABLE, S.DOMAIN_AUTHORITY_TABLE, S.LINK_FARMS_TABLE,
+    S.SYNDICATION_NETWORKS_TABLE,
+)
+
+
+@dataclass
+class AnalysisReport(Report):
+    inputs: str
+    up_to_date: bool = False
+    domain_analysis: bool = True
+    rows: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    @property
+    def rows_written(self) -> int:
+        return sum(self.rows.values())
+
+    def summary(self) -> str:
+        if self.up_to_date:
+            return f"analyze: tables already built from these inputs ({self.inputs}); nothing written"
+        counts = " ".join(f"{table}={rows}" for table, rows in self.rows.items())
+        scope = "" if self.domain_analysis else " (arc-list lake: no hosts, so no domain analysis)"
+        return f"analyze: {counts}{scope} in {self.seconds:.1f}s"
+
+
+def analysis_inputs(lake: Lake, config: Config) -> str:
+    inputs = {
+        S.PAGES_TABLE: lake.version(S.PAGES_TABLE), S.LINKS_TABLE: lake.version(S.LINKS_TABLE),
+        "analysis": dataclasses.asdict(config.analysis),
+        "rank": {"damping": config.rank.damping, "tol": config.rank.tol,
+                 "exclude_link_types": list(config.rank.exclude_link_types)},
+    }
+    return json.dumps(inputs, sort_keys=True)
+
+
+Write = Callable[[str, DataFrame], None]
+
+
+def run(ctx: StepContext) -> AnalysisReport:
+    """Indexes, then (for a lake with hosts) the host and domain graphs and what is built on them."""
+    lake, ac = ctx.lake, ctx.config.analysis
+    lake.require(S.PAGES_TABLE, S.LINKS_TABLE)
+    report = AnalysisReport(inputs=analysis_inputs(lake, ctx.config))
+    if all(lake.built_from(table) == report.inputs for table in ANALYSIS_TABLES):
+        report.up_to_date = True
+        return report
+    pages, links = lake.read(S.PAGES_TABLE), lake.read(S.LINKS_TABLE)
+
+    def write(table: str, df: DataFrame) -> None:
+        lake.overwrite(table, df, built_from=report.inputs)
+        report.rows[table] = lake.rows_written(table)
+        log.info("analyze: wrote %s (%d rows)", table, report.rows[table])
+
+    write(S.FORWARD_INDEX_TABLE, by_page_id(X.forward_index(links)))
+    write(S.REVERSE_INDEX_TABLE, by_page_id(X.reverse_index(links)))
+    write(S.ANCHOR_INDEX_TABLE, by_page_id(X.anchor_index(links, pages, ac.anchor_cap, ac.boilerplate_anchors)))
+
+    nodes = D.page_nodes(pages).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        if nodes.limit(1).count() == 0:
+            report.domain_analysis = False
+            report.seconds = ctx.elapsed()
+            return report
+        _domain_analysis(ctx, nodes, links, write)
+    finally:
+        nodes.unpersist()
+    report.seconds = ctx.elapsed()
+    log.info(report.summary())
+    return report
+
+
+def _domain_analysis(ctx: StepContext, nodes: DataFrame, links: DataFrame, write: Write) -> None:
+    lake, ac = ctx.lake, ctx.config.analysis
+    located = D.located_links(links, nodes, tuple(ctx.config.rank.exclude_link_types))
+    located = located.persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        write(S.HOSTS_TABLE, D.host_stats(nodes, located).orderBy(S.REV_HOST))
+        write(S.HOST_LINKS_TABLE, D.node_links(located, S.SRC_HOST, S.DST_HOST).orderBy(S.SRC_HOST, S.DST_HOST))
+        write(S.DOMAINS_TABLE, D.domain_stats(nodes, located).orderBy(S.DOMAIN))
+        write(S.DOMAIN_LINKS_TABLE,
+              D.node_links(located, S.SRC_DOMAIN, S.DST_DOMAIN).orderBy(S.SRC_DOMAIN, S.DST_DOMAIN))
+        domains, domain_links = lake.read(S.DOMAINS_TABLE), lake.read(S.DOMAIN_LINKS_TABLE)
+        _write_domain_authority(ctx, domains, domain_links, write)
+        write(S.LINK_FARMS_TABLE, D.link_farms(domain_links, ac.link_farm_share, ac.link_farm_min_links))
+        write(S.SYNDICATION_NETWORKS_TABLE,
+              D.syndication_networks(D.syndication_pairs(domain_links, ac.syndication_min_links)))
+    finally:
+        located.unpersist()
+
+
+def _write_domain_authority(ctx: StepContext, domains: DataFrame, domain_links: DataFrame, write: Write) -> None:
+    """PageRank over the weighted domain graph, scaled (``domains.authority_scale``)."""
+    ac, rc = ctx.config.analysis, ctx.config.rank
+    graph, index = D.domain_rank_graph(domains, domain_links, ac.authority_weight)
+    params = RankParams(damping=rc.damping, tol=rc.tol, max_iter=ac.authority_max_iter,
+                        block_max_vertices=rc.block_max_vertices)
+    result = BlockEngine(ctx.spark, params).run(graph)
+    authority = result.ranks.join(index, on=VERTEX, how="inner").select(S.DOMAIN, F.col(S.RANK).alias(S.AUTHORITY))
+    log.info("analyze: domain authority over %d domains: %d iterations, converged=%s",
+             graph.n, result.iterations, result.converged)
+    write(S.DOMAIN_AUTHORITY_TABLE, D.authority_scale(authority, new_run_id()))
+    index.unpersist()

@@ -1,0 +1,149 @@
+"""``linkgraph compress``: encode the lake's ``links`` into ``links_compressed_forward``,
+``links_compressed_reverse`` and their offsets index ``links_compressed_offsets`` (one overwrite
+commit each).
+
+A table already built from the current ``links`` version with the current ``compress``
+parameters is left alone, so a re-run changes nothing and a run killed between two commits is
+completed by the next one.  Links whose page ids the codec cannot store (outside ``[0, 2**62)``)
+go to ``rejects`` as INVALID_VALUE.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from linkgraph import schemas as S
+from linkgraph import tables as T
+from linkgraph.compress import build as CB
+from linkgraph.io.delta import Lake
+from linkgraph.rows import one_row
+from linkgraph.steps.context import Report, StepContext
+
+log = logging.getLogger(__name__)
+
+TABLES = (S.LINKS_COMPRESSED_FORWARD_TABLE, S.LINKS_COMPRESSED_REVERSE_TABLE, S.LINKS_COMPRESSED_OFFSETS_TABLE)
+DIRECTIONS = ((S.FORWARD, S.LINKS_COMPRESSED_FORWARD_TABLE), (S.REVERSE, S.LINKS_COMPRESSED_REVERSE_TABLE))
+
+
+@dataclass
+class CompressReport(Report):
+    """What ``compress`` did.  Bits count the compressed lists only (as WebGraph's ``.graph``
+    file), not the offsets index."""
+
+    links_version: int
+    arcs: int = 0
+    forward_bits: int = 0
+    reverse_bits: int = 0
+    forward_blocks: int = 0
+    reverse_blocks: int = 0
+    rejected: int = 0
+    offsets_bits: int = 0
+    tables_written: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def bits_per_link(self, bits: int) -> float:
+        return bits / self.arcs if self.arcs else 0.0
+
+    def summary(self) -> str:
+        written = ", ".join(self.tables_written) if self.tables_written else "none (up to date)"
+        return (
+            f"compress links@v{self.links_version}: arcs={self.arcs} "
+            f"forward_bits_per_link={self.bits_per_link(self.forward_bits):.3f} "
+            f"reverse_bits_per_link={self.bits_per_link(self.reverse_bits):.3f} "
+            f"offsets_bits_per_link={self.bits_per_link(self.offsets_bits):.3f} "
+            f"blocks={self.forward_blocks}+{self.reverse_blocks} rejected={self.rejected} "
+            f"tables written: {written} in {self.seconds:.1f}s"
+        )
+
+
+def compressed_table_state(lake: Lake, table: str) -> tuple[tuple | None, int, int, int]:
+    """(build columns shared by every row, or None when missing, mixed or empty; blocks; arcs;
+    bits) of a compressed table, in one small aggregation."""
+    if not lake.exists(table):
+        return None, 0, 0, 0
+    df = lake.read(table)
+    arcs = F.sum(S.ARC_COUNT) if S.ARC_COUNT in df.columns else F.lit(0)
+    rows = (df.groupBy(*S.COMPRESSION_BUILD_COLUMNS)
+            .agg(F.count(F.lit(1)).alias("blocks"), arcs.alias("arcs"), F.sum(S.BIT_LENGTH).alias("bits"))
+            .limit(2).collect())
+    if len(rows) != 1:
+        return None, 0, 0, 0
+    row = rows[0]
+    return tuple(row[c] for c in S.COMPRESSION_BUILD_COLUMNS), int(row["blocks"]), int(row["arcs"]), int(row["bits"])
+
+
+def run(ctx: StepContext) -> CompressReport:
+    lake, cc = ctx.lake, ctx.config.compress
+    version = lake.current_version(S.LINKS_TABLE)
+    report = CompressReport(links_version=version)
+    wanted = (version, cc.block_size, cc.window_size, cc.max_ref_count, cc.min_interval_length, cc.residual_code)
+    links = lake.read(S.LINKS_TABLE).select(S.SRC_ID, S.DST_ID)
+    states = {table: compressed_table_state(lake, table) for table in TABLES}
+    if any(state[0] is None for state in states.values()) and not links.limit(1).count():
+        # no links: empty tables are the up-to-date result (they carry no build row to compare)
+        stale = [t for t in TABLES if not lake.exists(t) or states[t][0] is not None]
+    else:
+        stale = [t for t in TABLES if states[t][0] != wanted]
+    totals = {t: states[t][1:] for t in TABLES}
+    encoded: dict[str, DataFrame] = {}
+    if stale:
+        report.rejected = _reject_unencodable(lake, links, version)
+        encoded = _write_stale(ctx, links.where(CB.encodable(links)), version, stale, totals, report)
+    report.forward_blocks, report.arcs, report.forward_bits = totals[S.LINKS_COMPRESSED_FORWARD_TABLE]
+    report.reverse_blocks, _, report.reverse_bits = totals[S.LINKS_COMPRESSED_REVERSE_TABLE]
+    report.offsets_bits = totals[S.LINKS_COMPRESSED_OFFSETS_TABLE][2]
+    for cached in encoded.values():
+        cached.unpersist()
+    report.seconds = ctx.elapsed()
+    log.info(report.summary())
+    return report
+
+
+def _reject_unencodable(lake: Lake, links: DataFrame, version: int) -> int:
+    """Links the codec cannot store, written to ``rejects``; returns how many."""
+    bad = links.where(~CB.encodable(links))
+    rejected = bad.count()
+    if rejected:
+        detail = f"page id outside [0, {CB.MAX_PAGE_ID}]: cannot be compressed"
+        raw = bad.select(
+            F.col(S.SRC_ID).cast("string").alias(S.FROM_URL), F.col(S.DST_ID).cast("string").alias(S.TO_URL),
+            *[F.lit(None).cast("string").alias(c) for c in S.OPTIONAL_EDGE_COLUMNS],
+            F.lit(S.Reason.INVALID_VALUE).alias(S.REASON), F.lit(detail).alias(S.DETAIL),
+        )
+        T.write_rejects(lake, T.reject_rows(raw, f"{lake.location(S.LINKS_TABLE)}@v{version}"))
+    return rejected
+
+
+def _write_stale(ctx: StepContext, good: DataFrame, version: int, stale: list[str],
+                 totals: dict[str, tuple[int, int, int]], report: CompressReport) -> dict[str, DataFrame]:
+    """Encode the directions a stale table needs and overwrite the stale tables; returns the
+    encoded blocks (persisted) by direction."""
+    lake, cc = ctx.lake, ctx.config.compress
+    offsets_stale = S.LINKS_COMPRESSED_OFFSETS_TABLE in stale
+    encoded: dict[str, DataFrame] = {}
+    offsets_bits = 0
+    for direction, table in DIRECTIONS:
+        if table not in stale and not offsets_stale:
+            continue
+        arcs = CB.arcs_by_block(good, direction, cc.block_size)
+        encoded[direction] = CB.encode_blocks(arcs, cc, version).persist(StorageLevel.MEMORY_AND_DISK)
+        blocks, arc_count, bits, direction_offsets_bits = one_row(encoded[direction].agg(
+            F.count(F.lit(1)), F.coalesce(F.sum(S.ARC_COUNT), F.lit(0)), F.coalesce(F.sum(S.BIT_LENGTH), F.lit(0)),
+            F.coalesce(F.sum("offsets_bit_length"), F.lit(0))))
+        totals[table] = (int(blocks), int(arc_count), int(bits))
+        offsets_bits += int(direction_offsets_bits)
+        if table in stale:
+            lake.overwrite(table, CB.block_rows(encoded[direction]))
+            report.tables_written.append(table)
+    if offsets_stale:
+        offsets = CB.offsets_rows(encoded[S.FORWARD], S.FORWARD).unionByName(
+            CB.offsets_rows(encoded[S.REVERSE], S.REVERSE))
+        lake.overwrite(S.LINKS_COMPRESSED_OFFSETS_TABLE, offsets)
+        report.tables_written.append(S.LINKS_COMPRESSED_OFFSETS_TABLE)
+        totals[S.LINKS_COMPRESSED_OFFSETS_TABLE] = (0, 0, offsets_bits)
+    return encoded

@@ -1,0 +1,121 @@
+"""Edge records and arc lists into ``pages``/``links``/``rejects``: the write half of ingest,
+shared by every input format (crawl formats included, see ``linkgraph.crawl``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from linkgraph import ingest as I
+from linkgraph import readers
+from linkgraph import schemas as S
+from linkgraph import tables as T
+from linkgraph.config import Config
+from linkgraph.io.delta import Lake
+from linkgraph.paths import display
+from linkgraph.reliability import guard_new_page_ids
+from linkgraph.steps.context import Report, reasons_text
+
+
+@dataclass
+class IngestReport(Report):
+    source: str
+    read: int = 0
+    rejected: int = 0
+    rejected_by_reason: dict[str, int] = field(default_factory=dict)
+    pages_inserted: int = 0
+    pages_updated: int = 0
+    links_inserted: int = 0
+    links_updated: int = 0
+    rejects_inserted: int = 0
+    seconds: float = 0.0
+    # records that are a links row after the run (inserted, updated or already stored unchanged):
+    # every record read is written or rejected, read = written + rejected
+    written: int = 0
+
+    @property
+    def upserted(self) -> int:
+        return self.links_inserted + self.links_updated
+
+    @property
+    def rows_written(self) -> int:
+        return self.pages_inserted + self.pages_updated + self.upserted + self.rejects_inserted
+
+    def summary(self) -> str:
+        reasons = reasons_text(self.rejected_by_reason)
+        return (
+            f"ingest {display(self.source)}: read={self.read} upserted={self.upserted} rejected={self.rejected} "
+            f"(links +{self.links_inserted} new, {self.links_updated} updated; pages +{self.pages_inserted} new, "
+            f"{self.pages_updated} updated; rejects by reason: {reasons}) in {self.seconds:.1f}s"
+        )
+
+
+def count_rejects(rejects: DataFrame, report: IngestReport) -> None:
+    report.rejected_by_reason = T.count_by_reason(rejects)
+    report.rejected = sum(report.rejected_by_reason.values())
+
+
+def ingest_edges(lake: Lake, config: Config, raw: DataFrame, report: IngestReport) -> None:
+    """Validate raw edge records and upsert them: pages (new ones numbered), links, rejects."""
+    validated = I.validate_edges(raw, config.ingest).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        report.read = validated.count()
+        links, duplicates = I.split_duplicates(validated.where(F.col(S.REASON).isNull()))
+        bad = validated.where(F.col(S.REASON).isNotNull()).unionByName(duplicates)
+        rejects = I.reject_rows(bad, report.source).persist(StorageLevel.MEMORY_AND_DISK)
+        count_rejects(rejects, report)
+        T.ensure_core_tables(lake)
+        links = links.persist(StorageLevel.MEMORY_AND_DISK)
+        report.written = links.count()
+        _upsert_url_pages(lake, links, report)
+        resolved = I.links_with_ids(links, lake.read(S.PAGES_TABLE))
+        report.links_inserted, report.links_updated = T.upsert_links(lake, resolved)
+        report.rejects_inserted = T.write_rejects(lake, rejects)
+        links.unpersist()
+        rejects.unpersist()
+    finally:
+        validated.unpersist()
+
+
+def _upsert_url_pages(lake: Lake, links: DataFrame, report: IngestReport) -> None:
+    """The pages of a batch of links: new URLs numbered after the largest stored id, known ones
+    widened; a concurrent ingest that took the same ids is detected (``guard_new_page_ids``)."""
+    pages_read_version = lake.version(S.PAGES_TABLE)
+    existing = lake.read(S.PAGES_TABLE)
+    if existing.where(F.col(S.URL).isNull()).limit(1).count():
+        raise readers.InputSchemaError(
+            f"lake {lake.root} holds an arc-list graph (pages without URLs); ingest URL edges into a lake of their own"
+        )
+    pages_batch = I.batch_pages(links)
+    new_pages = I.new_pages_with_ids(pages_batch, existing, T.max_page_id(lake) + 1)
+    known_pages = pages_batch.join(existing.select(S.URL, S.PAGE_ID, S.URL_KEY), on=S.URL, how="inner")
+    pages_update = new_pages.unionByName(known_pages.select(*[f.name for f in S.PAGES.fields]))
+    report.pages_inserted, report.pages_updated = T.upsert_pages(lake, pages_update, key=S.URL)
+    guard_new_page_ids(lake, pages_read_version, new_pages)
+
+
+def ingest_arcs(lake: Lake, config: Config, arcs_raw: DataFrame, report: IngestReport) -> None:
+    """Validate an arc list (node ids, no URLs) and upsert it into a lake of its own."""
+    arcs = I.validate_arcs(arcs_raw, config.ingest).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        report.read = arcs.count()
+        valid, duplicates = I.split_arc_duplicates(arcs.where(F.col(S.REASON).isNull()))
+        bad = arcs.where(F.col(S.REASON).isNotNull()).unionByName(duplicates)
+        rejects = I.reject_rows(I.arcs_as_raw(bad), report.source).persist(StorageLevel.MEMORY_AND_DISK)
+        count_rejects(rejects, report)
+        report.written = valid.count()
+
+        T.ensure_core_tables(lake)
+        if lake.read(S.PAGES_TABLE).where(F.col(S.URL).isNotNull()).limit(1).count():
+            raise readers.InputSchemaError(
+                f"lake {lake.root} holds URL pages; an arc list's node ids need a lake of their own"
+            )
+        report.pages_inserted, report.pages_updated = T.upsert_pages(lake, I.arc_pages(valid), key=S.PAGE_ID)
+        report.links_inserted, report.links_updated = T.upsert_links(lake, I.arc_links(valid))
+        report.rejects_inserted = T.write_rejects(lake, rejects)
+        rejects.unpersist()
+    finally:
+        arcs.unpersist()

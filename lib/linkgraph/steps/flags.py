@@ -1,0 +1,87 @@
+"""``page_flags`` of the latest rank run: important, orphan, link-farm and syndication flags
+(``domains.page_flags``).  Needs a rank run and the domain analysis (``link_farms``), no seeds;
+the run's rows are replaced in one commit, and nothing is written when they already record the
+current inputs."""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+
+from pyspark.sql import functions as F
+
+from linkgraph import domains as D
+from linkgraph import schemas as S
+from linkgraph.config import Config
+from linkgraph.io.delta import Lake
+from linkgraph.rows import one_row
+from linkgraph.steps.context import Report, StepContext
+from linkgraph.tables import latest_rank_run_id, replace_run
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class FlagsReport(Report):
+    """What ``flags`` did for the latest rank run (``rank_run`` None: nothing to flag yet)."""
+
+    rank_run: str | None
+    skipped: str | None = None
+    up_to_date: bool = False
+    pages: int = 0
+    important: int = 0
+    orphan: int = 0
+    link_farm: int = 0
+    syndication: int = 0
+    seconds: float = 0.0
+
+    @property
+    def rows_written(self) -> int:
+        return 0 if self.skipped or self.up_to_date else self.pages
+
+    def summary(self) -> str:
+        if self.skipped:
+            return f"flags: no page_flags ({self.skipped})"
+        if self.up_to_date:
+            return f"flags: page_flags of rank run {self.rank_run} already built from these inputs; nothing written"
+        return (f"flags: page_flags of rank run {self.rank_run}: pages={self.pages} important={self.important} "
+                f"orphan={self.orphan} link_farm={self.link_farm} syndication={self.syndication} "
+                f"in {self.seconds:.1f}s")
+
+
+def flags_inputs(lake: Lake, config: Config, rank_run_id: str) -> str:
+    tables = (S.PAGES_TABLE, S.LINKS_TABLE, S.LINK_FARMS_TABLE, S.SYNDICATION_NETWORKS_TABLE)
+    inputs: dict[str, object] = {table: lake.version(table) for table in tables}
+    inputs.update({S.PAGERANK_TABLE: rank_run_id, "important_sigmas": config.analysis.important_sigmas,
+                   "exclude_link_types": list(config.rank.exclude_link_types)})
+    return json.dumps(inputs, sort_keys=True)
+
+
+def run(ctx: StepContext) -> FlagsReport:
+    lake, config = ctx.lake, ctx.config
+    lake.require(S.PAGES_TABLE, S.LINKS_TABLE)
+    rank_run_id = latest_rank_run_id(lake)
+    if rank_run_id is None:
+        return FlagsReport(rank_run=None, skipped="no rank run yet: run linkgraph pagerank")
+    if not lake.exists(S.LINK_FARMS_TABLE):
+        return FlagsReport(rank_run=rank_run_id, skipped="no domain analysis (an arc-list lake, or analyze not run)")
+    report = FlagsReport(rank_run=rank_run_id)
+    inputs = flags_inputs(lake, config, rank_run_id)
+    if lake.built_from(S.PAGE_FLAGS_TABLE) == inputs:
+        report.up_to_date = True
+        return report
+    pages, links = lake.read(S.PAGES_TABLE), lake.read(S.LINKS_TABLE)
+    located = D.located_links(links, D.page_nodes(pages), tuple(config.rank.exclude_link_types))
+    ranks = lake.read(S.PAGERANK_TABLE).where(F.col(S.VECTOR_ID) == 0)
+    networks = lake.read_or_empty(S.SYNDICATION_NETWORKS_TABLE, S.SYNDICATION_NETWORKS)
+    flags = D.page_flags(pages, located, ranks, lake.read(S.LINK_FARMS_TABLE), networks, rank_run_id,
+                         config.analysis.important_sigmas)
+    replace_run(lake, S.PAGE_FLAGS_TABLE, flags, rank_run_id, built_from=inputs)
+    counts = one_row(lake.read(S.PAGE_FLAGS_TABLE).where(F.col(S.RUN_ID) == rank_run_id).agg(
+        F.count(F.lit(1)), F.count_if(S.IMPORTANT), F.count_if(S.ORPHAN), F.count_if(S.LINK_FARM_DOMAIN),
+        F.count_if(F.col(S.SYNDICATION_NETWORK).isNotNull())))
+    report.pages, report.important, report.orphan, report.link_farm, report.syndication = (int(c) for c in counts)
+    report.seconds = ctx.elapsed()
+    log.info(report.summary())
+    return report

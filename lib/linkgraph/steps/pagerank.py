@@ -1,0 +1,186 @@
+"""``linkgraph pagerank``: PageRank (or topic-sensitive PageRank) over the lake's pages/links;
+writes ``pagerank`` (overwrite) and ``rank_runs`` (append).  Config ``rank`` gives engine,
+damping, tolerance, cap and checkpointing."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from dataclasses import dataclass, field
+
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from linkgraph import readers
+from linkgraph import schemas as S
+from linkgraph.io.delta import Lake
+from linkgraph.rank import teleport as T
+from linkgraph.rank.engine import BlockEngine, IterationStat, RankParams, RankResult
+from linkgraph.rank.gf import graphframes_pagerank
+from linkgraph.rank.graph import VERTEX, RankGraph, build_rank_graph
+from linkgraph.rank.naive import naive_pagerank
+from linkgraph.rank.state import DeltaStateStore
+from linkgraph.steps.context import Report, StepContext
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class PersonalizationSpec:
+    """Where teleport vectors come from; empty means uniform (classic PageRank)."""
+
+    seeds: list[list[str]] = field(default_factory=list)
+    topics: list[list[str]] = field(default_factory=list)
+    table: str | None = None
+
+    def describe(self) -> str | None:
+        if self.seeds:
+            return "seeds:" + " | ".join(",".join(g) for g in self.seeds)
+        if self.topics:
+            return "topics:" + " | ".join(",".join(t) for t in self.topics)
+        if self.table:
+            return f"table:{self.table}"
+        return None
+
+
+@dataclass
+class RankRunReport(Report):
+    run_id: str
+    engine: str
+    iterations: int
+    converged: bool
+    vectors: int
+    pages: int
+    links_followed: int
+    final_l1: float | None
+    seconds: float
+    resumed_from: int | None = None
+
+    @property
+    def rows_written(self) -> int:
+        return self.pages * self.vectors
+
+    def summary(self) -> str:
+        state = "converged" if self.converged else "NOT converged (iteration cap reached)"
+        resumed = f", resumed from iteration {self.resumed_from}" if self.resumed_from else ""
+        return (
+            f"pagerank run {self.run_id}: engine={self.engine} pages={self.pages} links={self.links_followed} "
+            f"vectors={self.vectors} iterations={self.iterations} {state} final_l1={self.final_l1:.3g}{resumed} "
+            f"in {self.seconds:.1f}s"
+        )
+
+
+def run(ctx: StepContext, personalization: PersonalizationSpec | None = None,
+        warm_start: bool = False) -> RankRunReport:
+    """Rank the pinned ``links`` version: graph, teleport vectors, the engine, then the writes."""
+    rc, lake = ctx.config.rank, ctx.lake
+    personalization = personalization or PersonalizationSpec()
+    lake.require(S.PAGES_TABLE, S.LINKS_TABLE)
+    graph_version = lake.version(S.LINKS_TABLE)
+    pages, links = lake.read(S.PAGES_TABLE), lake.read(S.LINKS_TABLE)
+    graph = build_rank_graph(pages, links, tuple(rc.exclude_link_types))
+    if graph.n == 0:
+        raise readers.InputSchemaError("the pages table is empty: nothing to rank")
+    graph.edges = graph.edges.persist(StorageLevel.MEMORY_AND_DISK)
+    graph.n_edges = graph.edges.count()
+    teleport, n_vectors = teleport_vectors(lake, graph, pages, links, personalization)
+    params = RankParams(
+        damping=rc.damping, tol=rc.tol, max_iter=rc.max_iter, blocks=rc.blocks,
+        block_max_vertices=rc.block_max_vertices, checkpoint_every=rc.checkpoint_every, single_task=rc.single_task,
+    )
+    key = (rc.engine, params, graph_version, graph.n, graph.n_edges, personalization.describe(), warm_start)
+    run_key = hashlib.sha256(repr(key).encode()).hexdigest()[:16]
+    initial = _warm_start(lake, graph) if warm_start else None
+    result = _rank(ctx, graph, params, teleport, n_vectors, initial, run_key)
+    report = RankRunReport(ctx.run_id, rc.engine, result.iterations, result.converged, n_vectors, graph.n,
+                           graph.n_edges, result.history[-1].l1 if result.history else None, ctx.elapsed(),
+                           result.resumed_from)
+    lake.append(S.RANK_RUNS_TABLE, ctx.spark.createDataFrame(
+        [_run_row(ctx, report, personalization, initial is not None, graph_version, result)], S.RANK_RUNS))
+    log.info(report.summary())
+    for cached in (graph.edges, graph.vertices, teleport):
+        if cached is not None:
+            cached.unpersist()
+    return report
+
+
+def teleport_vectors(lake: Lake, graph: RankGraph, pages: DataFrame, links: DataFrame,
+                     personalization: PersonalizationSpec) -> tuple[DataFrame | None, int]:
+    """(teleport vectors persisted, or None for uniform; how many vectors)."""
+    teleport, n_vectors = None, 1
+    if personalization.seeds:
+        teleport = T.from_seed_urls(graph.page_vertices, pages, personalization.seeds)
+        n_vectors = len(personalization.seeds)
+        T.check_covered(teleport, [",".join(g) for g in personalization.seeds])
+    elif personalization.topics:
+        teleport = T.from_topics(graph.page_vertices, pages, links, personalization.topics)
+        n_vectors = len(personalization.topics)
+        T.check_covered(teleport, [",".join(t) for t in personalization.topics])
+    elif personalization.table:
+        teleport, n_vectors = T.from_table(graph.page_vertices, lake.read(personalization.table))
+        T.check_covered(teleport, [f"vector {k}" for k in range(n_vectors)])
+    if teleport is not None:
+        teleport = teleport.persist(StorageLevel.MEMORY_AND_DISK)
+    return teleport, n_vectors
+
+
+def _warm_start(lake: Lake, graph: RankGraph) -> DataFrame | None:
+    """The previous run's ranks of the graph's vertices (None before any run)."""
+    if not lake.exists(S.PAGERANK_TABLE):
+        return None
+    previous = lake.read(S.PAGERANK_TABLE).select(S.PAGE_ID, S.VECTOR_ID, S.RANK)
+    return previous.join(graph.page_vertices, on=S.PAGE_ID, how="inner").select(VERTEX, S.VECTOR_ID, S.RANK)
+
+
+def _log_iteration(stat: IterationStat) -> None:
+    log.info(
+        "pagerank iteration %d: l1_change=%.3e dangling_mass=%.6f active_vectors=%d %.2fs",
+        stat.iteration, stat.l1, stat.dangling_mass, stat.active_vectors, stat.seconds,
+    )
+
+
+def _rank(ctx: StepContext, graph: RankGraph, params: RankParams, teleport: DataFrame | None, n_vectors: int,
+          initial: DataFrame | None, run_key: str) -> RankResult:
+    """Run the configured engine and replace ``pagerank`` with its ranks."""
+    engine, lake = ctx.config.rank.engine, ctx.lake
+    state = DeltaStateStore(lake, S.RANK_STATE_TABLE, run_key) if engine == "fast" else None
+    if state is not None:
+        result = BlockEngine(ctx.spark, params).run(graph, teleport, n_vectors, initial=initial, state=state,
+                                                    progress=_log_iteration)
+    elif engine == "naive":
+        if n_vectors != 1:
+            raise readers.InputSchemaError("the naive engine computes one vector at a time")
+        result = naive_pagerank(graph, params, teleport, progress=_log_iteration)
+    else:
+        result = graphframes_pagerank(graph, params, teleport, progress=_log_iteration)
+    pages = lake.read(S.PAGES_TABLE)
+    lake.overwrite(S.PAGERANK_TABLE, page_ranks(result.ranks, graph.page_vertices, pages, ctx.run_id))
+    if state is not None:
+        state.clear()
+    return result
+
+
+def page_ranks(ranks: DataFrame, vertices: DataFrame, pages: DataFrame, run_id: str) -> DataFrame:
+    """Engine ranks (vertex, vector_id, rank) as ``pagerank`` rows."""
+    return (
+        ranks.join(vertices, on=VERTEX, how="inner")
+        .join(pages.select(S.PAGE_ID, S.URL), on=S.PAGE_ID, how="left")
+        .select(
+            F.col(S.PAGE_ID), F.col(S.URL), F.col(S.VECTOR_ID).cast("int"), F.col(S.RANK),
+            F.lit(run_id).alias(S.RUN_ID),
+        )
+    )
+
+
+def _run_row(ctx: StepContext, report: RankRunReport, personalization: PersonalizationSpec, warm: bool,
+             graph_version: int | None, result: RankResult) -> tuple:
+    """The run's ``rank_runs`` row."""
+    rc = ctx.config.rank
+    return (
+        report.run_id, ctx.started_at.replace(tzinfo=None), rc.engine, rc.damping, rc.tol, rc.max_iter,
+        personalization.describe(), report.vectors, warm, result.resumed_from, graph_version, report.pages,
+        report.links_followed, result.iterations, result.converged, [int(i) for i in result.vector_iterations],
+        report.final_l1, report.seconds,
+        [(h.iteration, h.l1, h.dangling_mass, h.seconds, h.active_vectors) for h in result.history],
+    )

@@ -1,0 +1,423 @@
+"""``linkgraph reward``: page-signals input, the reward rounds, the prune and its undo.
+
+Read (config, pinned table versions) -> ``linkgraph.rank.reward`` transforms -> Delta writes.
+Tables written (schemas in ``linkgraph.schemas``): ``page_signals``
+(MERGE by url), ``reward_scores`` (replaced by each run), ``feeds`` (MERGE by feed_url),
+``reward_runs`` (rows appended per round), ``pruned_pages`` (rows appended per prune), and the
+deletes of a prune from ``links`` and ``pages``.
+
+Order of the commits of a run, and why
+--------------------------------------
+Delta commits one table at a time, so a run is a sequence of single-table transactions ordered
+such that every committed state is consistent and a killed run heals on the next one:
+
+1. ``page_signals`` and ``rejects`` (when ``--signals`` is given): idempotent MERGEs.
+2. ``reward_scores`` replaced: every page's score except the pages about to be pruned.
+3. ``feeds`` MERGE: discovered feeds inserted, ``last_seen_at`` of the others moved on.
+4. ``pruned_pages`` insert: the audit record (ids, urls, scores, the versions of ``pages`` and
+   ``links`` read before the deletes) is written *before* anything is deleted.
+5. ``links`` DELETE of every link with a pruned page at either end (one MERGE), then
+6. ``pages`` DELETE of the pruned pages (one MERGE).  Links go first, so at no committed
+   version does a ``links`` row refer to a missing page; a run killed between 5 and 6 leaves
+   pages without links and without a score, which the next run treats as new pages (score 0
+   without scored in-links) and prunes again.
+7. ``reward_runs`` append.
+
+Undo (``undo_prune``): the pages and links of a prune are re-inserted from the recorded Delta
+versions (time travel), pages first, then links, then their scores.
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from linkgraph import schemas as S
+from linkgraph import signals as SG
+from linkgraph import tables as T
+from linkgraph import urls
+from linkgraph.config import Config
+from linkgraph.errors import ConfigError, PruneNotFound
+from linkgraph.io.delta import Lake
+from linkgraph.rank import reward as R
+from linkgraph.rows import one_row
+from linkgraph.steps.context import Report, StepContext, reasons_text
+
+log = logging.getLogger(__name__)
+
+
+# --- page signals ---------------------------------------------------------------------------------
+
+@dataclass
+class SignalsReport(Report):
+    source: str
+    read: int = 0
+    rejected: int = 0
+    rejected_by_reason: dict[str, int] = field(default_factory=dict)
+    inserted: int = 0
+    updated: int = 0
+    seconds: float = 0.0
+
+    @property
+    def rows_written(self) -> int:
+        return self.inserted + self.updated
+
+    def summary(self) -> str:
+        reasons = reasons_text(self.rejected_by_reason)
+        return (f"page signals {self.source}: read={self.read} rejected={self.rejected} "
+                f"(+{self.inserted} new, {self.updated} updated; rejects by reason: {reasons})")
+
+
+def ingest_page_signals(spark: SparkSession, lake: Lake, path: str, source: str | None = None) -> SignalsReport:
+    """Read, validate and MERGE a page-signals JSON lines file; bad records go to ``rejects``."""
+    started = time.monotonic()
+    report = SignalsReport(source=source or str(path))
+    raw = SG.read_page_signals(spark, path).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        report.read = raw.count()
+        checked = SG.check_page_signals(raw).persist(StorageLevel.MEMORY_AND_DISK)
+        signals, rejects = SG.split_page_signals(checked, report.source)
+        rejects = rejects.persist(StorageLevel.MEMORY_AND_DISK)
+        report.rejected_by_reason = T.count_by_reason(rejects)
+        report.rejected = sum(report.rejected_by_reason.values())
+        report.inserted, report.updated = T.merge_supplied_page_signals(lake, signals)
+        T.write_rejects(lake, rejects)
+        rejects.unpersist()
+        checked.unpersist()
+    finally:
+        raw.unpersist()
+    report.seconds = time.monotonic() - started
+    log.info(report.summary())
+    return report
+
+
+# --- linkgraph reward ------------------------------------------------------------------------------
+
+@dataclass
+class RewardReport(Report):
+    run_id: str
+    rounds: int
+    pages: int = 0
+    new_pages: int = 0
+    seeds: int = 0
+    pages_with_signals: int = 0
+    feeds_discovered: int = 0
+    pruned_pages: int = 0
+    pruned_links: int = 0
+    total_score: float = 0.0
+    rewards_enabled: bool = True
+    history: list[R.RoundStat] = field(default_factory=list)
+    signals: SignalsReport | None = None
+    seconds: float = 0.0
+
+    @property
+    def rows_written(self) -> int:
+        return self.pages - self.pruned_pages
+
+    def summary(self) -> str:
+        rewards = "" if self.rewards_enabled else " (rewards off)"
+        return (
+            f"reward run {self.run_id}: pages={self.pages} new={self.new_pages} seeds={self.seeds} "
+            f"with_signals={self.pages_with_signals} rounds={self.rounds}{rewards} total_score={self.total_score:.6g} "
+            f"feeds_discovered={self.feeds_discovered} pruned_pages={self.pruned_pages} "
+            f"pruned_links={self.pruned_links} in {self.seconds:.1f}s"
+        )
+
+
+def canonical_seeds(seed_urls: list[str]) -> list[str]:
+    """Canonical forms of seed URLs (as ingest writes them); a bad one is a config error."""
+    canonical = []
+    for raw in seed_urls:
+        result = urls.canonicalize(raw)
+        if result.url is None:
+            raise ConfigError(f"reward seed {raw!r} is not a usable URL: {result.reason} ({result.detail})")
+        canonical.append(result.url)
+    return canonical
+
+
+def _log_round(stat: R.RoundStat) -> None:
+    log.info(
+        "reward round %d: total %.6g -> %.6g (sent %.6g, received %.6g, forgotten %.6g, rewarded %.6g) "
+        "largest_change=%.3g %.2fs",
+        stat.round, stat.total_score_before, stat.total_score, stat.total_sent, stat.total_received,
+        stat.total_forgotten, stat.total_rewarded, stat.largest_change, stat.seconds,
+    )
+
+
+class _Cache:
+    """DataFrames persisted for one run, unpersisted together at its end."""
+
+    def __init__(self) -> None:
+        self.frames: list[DataFrame] = []
+
+    def keep(self, df: DataFrame) -> DataFrame:
+        self.frames.append(df.persist(StorageLevel.MEMORY_AND_DISK))
+        return self.frames[-1]
+
+    def release(self) -> None:
+        for df in self.frames:
+            df.unpersist()
+
+
+@dataclass
+class _Inputs:
+    """The pinned versions a run reads, and what it derives from them once."""
+
+    pages_version: int
+    links_version: int
+    pages: DataFrame      # page_id, url
+    links: DataFrame
+    weighted: DataFrame   # link weights
+    seed_ids: DataFrame   # page_id
+
+
+def run(ctx: StepContext, rounds: int | None = None, seeds: list[str] | None = None,
+        signals_path: str | None = None, signals_source: str | None = None) -> RewardReport:
+    """Start scores, K rounds, prune; Delta writes in the module's order.
+
+    ``rounds`` overrides ``reward.rounds``; ``seeds`` are added to ``reward.seeds``;
+    ``signals_path`` (page-signal JSON lines) is merged into ``page_signals`` first.
+    """
+    rc, lake = ctx.config.reward, ctx.lake
+    rounds = rc.rounds if rounds is None else rounds
+    if rounds < 0:
+        raise ConfigError("--rounds must not be negative")
+    seed_urls = canonical_seeds(list(rc.seeds) + list(seeds or []))
+    report = RewardReport(run_id=ctx.run_id, rounds=rounds, rewards_enabled=rc.rewards)
+    lake.require(S.PAGES_TABLE, S.LINKS_TABLE)
+    if signals_path is not None:
+        report.signals = ingest_page_signals(ctx.spark, lake, signals_path, signals_source)
+    cache = _Cache()
+    try:
+        inputs = _read_inputs(ctx, cache, seed_urls, report)
+        start, stat0 = _start_scores(ctx, inputs, report)
+        signals = lake.read_or_empty(S.PAGE_SIGNALS_TABLE, S.PAGE_SIGNALS).join(inputs.pages, on=S.URL, how="inner")
+        rewards, discovered = _rewards(ctx, cache, signals, report)
+        shares = R.neighbour_shares(inputs.weighted)
+        final, history = R.run_rounds(
+            start.select(S.PAGE_ID, S.SCORE), R.round_vertices(inputs.pages, shares, rewards), shares,
+            R.SpreadParams(rc.send_fraction, rc.forget_rate), rounds, progress=_log_round,
+        )
+        report.history = [stat0, *history]
+        _write_results(ctx, cache, inputs, cache.keep(final), signals, discovered, report)
+        _record_rounds(lake, report, ctx.config, _naive(ctx.started_at), inputs.links_version)
+    finally:
+        cache.release()
+    report.seconds = ctx.elapsed()
+    log.info(report.summary())
+    return report
+
+
+def _naive(moment: datetime) -> datetime:
+    return moment.replace(tzinfo=None)
+
+
+def _read_inputs(ctx: StepContext, cache: _Cache, seed_urls: list[str], report: RewardReport) -> _Inputs:
+    rc, lake = ctx.config.reward, ctx.lake
+    pages_version, links_version = lake.current_version(S.PAGES_TABLE), lake.current_version(S.LINKS_TABLE)
+    pages = cache.keep(lake.read_version(S.PAGES_TABLE, pages_version).select(S.PAGE_ID, S.URL))
+    links = lake.read_version(S.LINKS_TABLE, links_version)
+    weighted = cache.keep(R.link_weights(links, rc.link_type_weights, rc.position_weights))
+    seed_ids = cache.keep(
+        pages.join(ctx.spark.createDataFrame([(u,) for u in seed_urls], f"{S.URL} string"), on=S.URL, how="inner")
+        .select(S.PAGE_ID)
+    )
+    report.seeds = seed_ids.count()
+    if report.seeds < len(set(seed_urls)):
+        log.warning("%d of %d reward seeds are not pages of the lake", len(set(seed_urls)) - report.seeds,
+                    len(set(seed_urls)))
+    return _Inputs(pages_version, links_version, pages, links, weighted, seed_ids)
+
+
+def _start_scores(ctx: StepContext, inputs: _Inputs, report: RewardReport) -> tuple[DataFrame, R.RoundStat]:
+    """Round 0: the previous scores, new pages initialised (checkpointed), and its statistics."""
+    rc = ctx.config.reward
+    previous = ctx.lake.read_or_empty(S.REWARD_SCORES_TABLE, S.REWARD_SCORES)
+    start = R.initial_scores(inputs.pages, previous, inputs.weighted, inputs.seed_ids, rc.new_page_fraction,
+                             rc.seed_score)
+    start = start.localCheckpoint(eager=True)
+    round0 = one_row(start.agg(
+        F.count("*").alias("pages"),
+        F.sum(F.col(R.IS_NEW).cast("long")).alias("new_pages"),
+        F.sum(F.when(~F.col(R.IS_NEW), F.col(S.SCORE))).alias("before"),
+        F.sum(F.when(F.col(R.IS_NEW), F.col(S.SCORE))).alias("initialised"),
+        F.max(F.when(F.col(R.IS_NEW), F.col(S.SCORE))).alias("largest"),
+    ))
+    report.pages, report.new_pages = int(round0["pages"]), int(round0["new_pages"] or 0)
+    before, initialised = float(round0["before"] or 0.0), float(round0["initialised"] or 0.0)
+    stat0 = R.RoundStat(0, before, 0.0, 0.0, 0.0, 0.0, before + initialised, float(round0["largest"] or 0.0),
+                        ctx.elapsed())
+    return start, stat0
+
+
+def _rewards(ctx: StepContext, cache: _Cache, signals: DataFrame,
+             report: RewardReport) -> tuple[DataFrame | None, DataFrame | None]:
+    """(page rewards, discovered feeds), both None when rewards are off."""
+    rc = ctx.config.reward
+    if not rc.rewards:
+        return None, None
+    known_feeds = ctx.lake.read_or_empty(S.FEEDS_TABLE, S.FEEDS)
+    rewards, discovered = R.page_rewards(
+        signals, known_feeds, rc.term_rules, rc.max_hits_per_term, rc.new_feed_points, rc.known_feed_points,
+        rc.feed_url_pattern,
+    )
+    rewards, discovered = cache.keep(rewards), cache.keep(discovered)
+    report.pages_with_signals = rewards.count()
+    report.feeds_discovered = discovered.count()
+    return rewards, discovered
+
+
+def _write_results(ctx: StepContext, cache: _Cache, inputs: _Inputs, final: DataFrame, signals: DataFrame,
+                   discovered: DataFrame | None, report: RewardReport) -> None:
+    """``reward_scores`` (without the pages about to be pruned), ``feeds``, then the prune."""
+    rc, lake, started_at = ctx.config.reward, ctx.lake, _naive(ctx.started_at)
+    doomed = cache.keep(R.prune_candidates(final, inputs.seed_ids, rc.delete_threshold) if rc.prune
+                        else final.limit(0).select(S.PAGE_ID, S.SCORE))
+    report.pruned_pages = doomed.count()
+    kept_scores = final.join(doomed.select(S.PAGE_ID), on=S.PAGE_ID, how="left_anti")
+    lake.overwrite(S.REWARD_SCORES_TABLE, kept_scores.join(inputs.pages, on=S.PAGE_ID, how="left").select(
+        S.PAGE_ID, S.URL, S.SCORE, F.lit(report.run_id).alias(S.RUN_ID)))
+    report.total_score = float(one_row(kept_scores.agg(F.sum(S.SCORE)))[0] or 0.0)
+    if discovered is not None:
+        _record_feeds(lake, signals, discovered, rc.feed_url_pattern, report.run_id, started_at)
+    if report.pruned_pages:
+        report.pruned_links = _prune(lake, doomed, inputs, report.run_id, started_at)
+
+
+def _record_feeds(lake: Lake, signals: DataFrame, discovered: DataFrame, pattern: str | None, run_id: str,
+                  seen_at: datetime) -> None:
+    """Insert the discovered feeds; move ``last_seen_at`` of every feed linked now."""
+    linked = R.page_feed_links(signals, pattern).select(S.FEED_URL).distinct()
+    rows = linked.join(discovered, on=S.FEED_URL, how="left").select(
+        S.FEED_URL, "discovered_by",
+        F.lit(seen_at).cast("timestamp").alias(S.DISCOVERED_AT),
+        F.lit(run_id).alias("discovered_run_id"),
+        F.lit(seen_at).cast("timestamp").alias(S.LAST_SEEN_AT),
+    )
+    T.merge_feeds(lake, rows)
+
+
+def _prune(lake: Lake, doomed: DataFrame, inputs: _Inputs, run_id: str, pruned_at: datetime) -> int:
+    """Audit record, then links, then pages (module docstring); returns the links deleted."""
+    touching = R.links_touching(inputs.links, doomed).localCheckpoint(eager=True)
+    audit = (
+        doomed.join(inputs.pages, on=S.PAGE_ID, how="left")
+        .join(R.links_per_page(touching, doomed), on=S.PAGE_ID, how="left")
+        .select(
+            F.lit(run_id).alias(S.RUN_ID), S.PAGE_ID, S.URL, S.SCORE, "links_removed",
+            F.lit(inputs.pages_version).cast("long").alias("pages_version"),
+            F.lit(inputs.links_version).cast("long").alias("links_version"),
+            F.lit(pruned_at).cast("timestamp").alias("pruned_at"),
+        )
+    )
+    lake.append(S.PRUNED_PAGES_TABLE, audit)  # run ids are unique: an append adds each row once
+    deleted_links = lake.delete_matching(S.LINKS_TABLE, touching, [S.SRC_ID, S.DST_ID]).deleted
+    lake.delete_matching(S.PAGES_TABLE, doomed, [S.PAGE_ID])
+    return deleted_links
+
+
+def _record_rounds(lake: Lake, report: RewardReport, config: Config, started_at: datetime,
+                   links_version: int | None) -> None:
+    """Append one ``reward_runs`` row per round (round 0: the start state)."""
+    rc = config.reward
+    rows = [
+        (
+            report.run_id, stat.round, started_at, report.pages, report.new_pages if stat.round == 0 else 0,
+            rc.send_fraction, rc.forget_rate, report.rewards_enabled, links_version,
+            stat.total_score_before, stat.total_sent, stat.total_received, stat.total_forgotten, stat.total_rewarded,
+            stat.total_score - stat.total_score_before if stat.round == 0 else 0.0,
+            stat.total_score, stat.largest_change, stat.seconds,
+        )
+        for stat in report.history
+    ]
+    lake.append(S.REWARD_RUNS_TABLE, lake.spark.createDataFrame(rows, S.REWARD_RUNS))
+
+
+# --- undo a prune ----------------------------------------------------------------------------------
+
+@dataclass
+class UndoReport(Report):
+    run_id: str
+    pages_restored: int = 0
+    pages_skipped: int = 0
+    links_restored: int = 0
+    seconds: float = 0.0
+
+    @property
+    def rows_written(self) -> int:
+        return self.pages_restored + self.links_restored
+
+    def summary(self) -> str:
+        skipped = f" ({self.pages_skipped} skipped: their url or id is in use again)" if self.pages_skipped else ""
+        return (f"undo prune {self.run_id}: pages restored={self.pages_restored}{skipped} "
+                f"links restored={self.links_restored}")
+
+
+def undo(ctx: StepContext, run_id: str) -> UndoReport:
+    """Re-insert what the prune of reward run ``run_id`` deleted, from the Delta versions of
+    ``pages`` and ``links`` recorded in ``pruned_pages`` (time travel): pages whose url and id are
+    both still free, then the links of those versions between pages that are again (or still)
+    the same pages, then the pruned scores into ``reward_scores``.  Running it twice changes
+    nothing the second time (insert-only MERGEs)."""
+    lake = ctx.lake
+    report = UndoReport(run_id)
+    if not lake.exists(S.PRUNED_PAGES_TABLE):
+        raise PruneNotFound(f"no prune has been recorded in lake {lake.root} (table '{S.PRUNED_PAGES_TABLE}' missing)")
+    pruned = lake.read(S.PRUNED_PAGES_TABLE).where(F.col(S.RUN_ID) == run_id).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        versions = pruned.select("pages_version", "links_version").first()
+        if versions is None:
+            raise PruneNotFound(f"reward run {run_id!r} pruned nothing (no rows in '{S.PRUNED_PAGES_TABLE}')")
+        old_pages = lake.read_version(S.PAGES_TABLE, versions["pages_version"])
+        current = lake.read(S.PAGES_TABLE).select(S.PAGE_ID, S.URL)
+        candidates = old_pages.join(pruned.select(S.PAGE_ID), on=S.PAGE_ID, how="left_semi")
+        free = (candidates.join(current.select(S.PAGE_ID), on=S.PAGE_ID, how="left_anti")
+                .join(current.select(S.URL), on=S.URL, how="left_anti")
+                .select(*[f.name for f in S.PAGES.fields])).localCheckpoint(eager=True)
+        T.insert_missing(lake, S.PAGES_TABLE, free, [S.PAGE_ID])
+        report.pages_restored = free.count()
+        report.pages_skipped = pruned.count() - report.pages_restored
+
+        # ids that name the same URL now as in the recorded version: a link between two of them,
+        # one end restored, is the link that was deleted
+        same = lake.read(S.PAGES_TABLE).select(S.PAGE_ID, S.URL).join(
+            old_pages.select(S.PAGE_ID, S.URL), on=[S.PAGE_ID, S.URL], how="inner").select(S.PAGE_ID)
+        old_links = lake.read_version(S.LINKS_TABLE, versions["links_version"])
+        restored_links = (
+            R.links_touching(old_links, free)
+            .join(same.select(F.col(S.PAGE_ID).alias(S.SRC_ID)), on=S.SRC_ID, how="left_semi")
+            .join(same.select(F.col(S.PAGE_ID).alias(S.DST_ID)), on=S.DST_ID, how="left_semi")
+            .join(old_links, on=[S.SRC_ID, S.DST_ID], how="inner")
+            .select(*[f.name for f in S.LINKS.fields])
+        )
+        report.links_restored = T.insert_missing(lake, S.LINKS_TABLE, restored_links, [S.SRC_ID, S.DST_ID])
+        scores = pruned.join(free.select(S.PAGE_ID), on=S.PAGE_ID, how="left_semi").select(
+            S.PAGE_ID, S.URL, S.SCORE, S.RUN_ID)
+        lake.ensure(S.REWARD_SCORES_TABLE, S.REWARD_SCORES)
+        T.insert_missing(lake, S.REWARD_SCORES_TABLE, scores, [S.PAGE_ID])
+    finally:
+        pruned.unpersist()
+    report.seconds = ctx.elapsed()
+    log.info(report.summary())
+    return report
+
+
+# --- linkgraph run -----------------------------------------------------------------------------------
+
+def in_run(ctx: StepContext, on_sample: bool) -> RewardReport | None:
+    """The reward step of ``linkgraph run``, when ``reward.in_run`` asks for it (by default: on
+    the built-in sample only, with its page signals and job-feed home pages as seeds)."""
+    mode = ctx.config.reward.in_run
+    if mode == "never" or (mode == "sample" and not on_sample):
+        return None
+    if not on_sample:
+        return run(ctx)
+    signals = SG.write_sample_signals(tempfile.mkdtemp(prefix="linkgraph-sample-signals-"))
+    return run(ctx, seeds=SG.sample_seed_urls(), signals_path=str(signals), signals_source=SG.SAMPLE_SOURCE)

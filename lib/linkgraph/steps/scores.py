@@ -1,0 +1,189 @@
+"""``linkgraph scores``: page flags of the latest rank run (``steps.flags``), seed scores with
+their scope decision (one row per page per run in ``seed_scores``) and the current ``frontier``.
+
+Needs ``scores.seeds`` (or ``seeds``); uses domain analysis, sitemaps, external authority and
+rank/reward scores where those tables exist.  Nothing is written when every output records the
+current inputs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+from dataclasses import dataclass
+
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from linkgraph import domains as D
+from linkgraph import schemas as S
+from linkgraph import scoring as SC
+from linkgraph.config import Config
+from linkgraph.errors import ScoresError
+from linkgraph.ids import number_in_order
+from linkgraph.io.delta import Lake
+from linkgraph.rows import one_row
+from linkgraph.steps import flags
+from linkgraph.steps.context import Report, StepContext
+from linkgraph.tables import latest_rank_run_id, replace_run
+from linkgraph.urls import CanonicalUrl, canonicalize, reverse_host
+
+log = logging.getLogger(__name__)
+
+OPTIONAL_INPUTS = (S.DOMAIN_AUTHORITY_TABLE, S.DOMAIN_LINKS_TABLE, S.EXTERNAL_AUTHORITY_TABLE, S.SITEMAPS_TABLE,
+                   S.LINK_FARMS_TABLE, S.SYNDICATION_NETWORKS_TABLE, S.PAGE_SIGNALS_TABLE)
+
+
+@dataclass
+class ScoresReport(Report):
+    run_id: str | None
+    inputs: str
+    up_to_date: bool = False
+    seeds_found: int = 0
+    pages: int = 0
+    in_scope: int = 0
+    frontier: int = 0
+    flags_run: str | None = None
+    seconds: float = 0.0
+
+    @property
+    def rows_written(self) -> int:
+        return 0 if self.up_to_date else self.pages + self.frontier
+
+    def summary(self) -> str:
+        if self.up_to_date:
+            return "scores: seed_scores and frontier already built from these inputs; nothing written"
+        return (f"scores run {self.run_id}: seeds found={self.seeds_found} pages={self.pages} in_scope={self.in_scope} "
+                f"frontier={self.frontier} in {self.seconds:.1f}s")
+
+
+def canonical_seeds(seeds: list[str]) -> list[CanonicalUrl]:
+    canonical = []
+    for i, seed in enumerate(seeds):
+        result = canonicalize(seed)
+        if result.url is None:
+            raise ScoresError(f"scores.seeds[{i}] is not a valid URL ({result.reason}): {seed!r}")
+        canonical.append(result)
+    return canonical
+
+
+def scores_inputs(lake: Lake, config: Config, rank_run_id: str | None) -> str:
+    tables = (S.PAGES_TABLE, S.LINKS_TABLE, S.SITEMAPS_TABLE, S.DOMAIN_AUTHORITY_TABLE, S.DOMAIN_LINKS_TABLE,
+              S.EXTERNAL_AUTHORITY_TABLE, S.LINK_FARMS_TABLE, S.SYNDICATION_NETWORKS_TABLE, S.PAGE_SIGNALS_TABLE,
+              S.REWARD_SCORES_TABLE)
+    inputs: dict[str, object] = {table: lake.version(table) for table in tables}
+    inputs.update({S.PAGERANK_TABLE: rank_run_id, "scores": dataclasses.asdict(config.scores),
+                   "important_sigmas": config.analysis.important_sigmas})
+    return json.dumps(inputs, sort_keys=True)
+
+
+def run(ctx: StepContext, seeds: list[str] | None = None) -> ScoresReport:
+    lake = ctx.lake
+    lake.require(S.PAGES_TABLE, S.LINKS_TABLE)
+    seeds = list(seeds if seeds is not None else ctx.config.scores.seeds)
+    if not seeds:
+        raise ScoresError("scores.seeds is empty: hop depth, scope and the frontier are measured from seed URLs")
+    canonical = canonical_seeds(seeds)
+    flags_run = flags.run(ctx.next_step()).rank_run
+    seed_urls = sorted(str(s.url) for s in canonical)
+    inputs = scores_inputs(lake, ctx.config, latest_rank_run_id(lake)) + f" seeds={seed_urls}"
+    if all(lake.built_from(table) == inputs for table in (S.SEED_SCORES_TABLE, S.FRONTIER_TABLE)):
+        return ScoresReport(run_id=None, inputs=inputs, up_to_date=True, flags_run=flags_run)
+    report = ScoresReport(run_id=ctx.run_id, inputs=inputs, flags_run=flags_run)
+    pages, links = lake.read(S.PAGES_TABLE), lake.read(S.LINKS_TABLE)
+    optional = {t: lake.read(t) if lake.exists(t) else None for t in OPTIONAL_INPUTS}
+    nodes = D.page_nodes(pages).persist(StorageLevel.MEMORY_AND_DISK)
+    seed_pages = _seed_pages(pages, canonical, report)
+    try:
+        seed_scores = _seed_scores(ctx, canonical, seed_pages, pages, links, nodes, optional)
+        replace_run(lake, S.SEED_SCORES_TABLE, seed_scores, ctx.run_id, built_from=inputs)
+        this_run = lake.read(S.SEED_SCORES_TABLE).where(F.col(S.RUN_ID) == ctx.run_id)
+        counts = one_row(this_run.agg(F.count("*").alias("pages"), F.count_if(S.IN_SCOPE).alias("in_scope")))
+        report.pages, report.in_scope = counts["pages"], counts["in_scope"]
+        lake.overwrite(S.FRONTIER_TABLE, _frontier(ctx, this_run, pages, links, optional), built_from=inputs)
+        report.frontier = lake.read(S.FRONTIER_TABLE).count()
+    finally:
+        seed_pages.unpersist()
+        nodes.unpersist()
+    report.seconds = ctx.elapsed()
+    log.info(report.summary())
+    return report
+
+
+def _seed_pages(pages: DataFrame, seeds: list[CanonicalUrl], report: ScoresReport) -> DataFrame:
+    """The page ids of the seeds (persisted), counted into the report."""
+    seed_urls = [s.url for s in seeds]
+    seed_pages = pages.where(F.col(S.URL).isin(*seed_urls)).select(S.PAGE_ID).persist()
+    report.seeds_found = seed_pages.count()
+    if report.seeds_found < len(set(seed_urls)):
+        log.warning("scores: %d of %d seed URLs are not in the pages table", len(set(seed_urls)) - report.seeds_found,
+                    len(set(seed_urls)))
+    return seed_pages
+
+
+def _seed_scores(ctx: StepContext, seeds: list[CanonicalUrl], seed_pages: DataFrame, pages: DataFrame,
+                 links: DataFrame, nodes: DataFrame, optional: dict[str, DataFrame | None]) -> DataFrame:
+    """This run's ``seed_scores`` rows: score terms, the weighted score and the scope decision."""
+    sc, spark = ctx.config.scores, ctx.spark
+    in_house = optional[S.DOMAIN_AUTHORITY_TABLE]
+    if in_house is None:
+        in_house = spark.createDataFrame([], f"{S.DOMAIN} string, {S.DOMAIN_AUTHORITY} double")
+    authority = SC.blended_authority(nodes, in_house, optional[S.EXTERNAL_AUTHORITY_TABLE],
+                                     sc.external_authority_weight)
+    terms = SC.seed_score_terms(pages, SC.in_link_counts(links), authority, optional[S.SITEMAPS_TABLE],
+                                SC.hop_depths(links, seed_pages, sc.hop_limit), sc.unlisted_priority)
+    scored = terms.withColumn(S.SEED_SCORE, SC.seed_score(sc.weights))
+    seed_hosts = sorted({reverse_host(str(s.host)) for s in seeds})
+    seed_domains = spark.createDataFrame(
+        [(reverse_host(str(s.registered_domain or s.host)),) for s in seeds], f"{S.DOMAIN} string")
+    domain_links = optional[S.DOMAIN_LINKS_TABLE]
+    if domain_links is None:
+        domain_links = spark.createDataFrame([], f"{S.SRC_DOMAIN} string, {S.DST_DOMAIN} string")
+    scoped = SC.scope_columns(scored, nodes, seed_hosts, SC.domain_hops(domain_links, seed_domains),
+                              sc.scope_strategy, sc.affinity, sc.max_depth, sc.in_scope_threshold)
+    return scoped.withColumn(S.RUN_ID, F.lit(ctx.run_id)).select(
+        *[F.col(f.name).cast(f.dataType) for f in S.SEED_SCORES.fields])
+
+
+def _frontier(ctx: StepContext, this_run: DataFrame, pages: DataFrame, links: DataFrame,
+              optional: dict[str, DataFrame | None]) -> DataFrame:
+    """The ``frontier``: pages not crawled yet (and sitemap-only URLs) in priority order."""
+    sc = ctx.config.scores
+    crawled = links.select(F.col(S.SRC_ID).alias(S.PAGE_ID)).distinct()
+    signals = optional[S.PAGE_SIGNALS_TABLE]
+    if signals is not None:
+        crawled = crawled.unionByName(signals.join(pages, on=S.URL).select(S.PAGE_ID)).distinct()
+    candidates = SC.frontier_candidates(this_run, crawled)
+    sitemaps = optional[S.SITEMAPS_TABLE]
+    if sitemaps is not None:
+        listed_only = SC.sitemap_only_candidates(sitemaps, pages, this_run, sc.weights, sc.max_depth,
+                                                 sc.in_scope_threshold)
+        candidates = candidates.unionByName(listed_only, allowMissingColumns=True)
+    candidates, source = _frontier_priority(ctx.lake, ctx.config, candidates)
+    ordered = number_in_order(candidates.withColumn("_order", -F.col(S.PRIORITY)), ["_order", S.URL], 1, "position")
+    return ordered.withColumn("priority_source", F.lit(source)).select(
+        *[F.col(f.name).cast(f.dataType) for f in S.FRONTIER.fields]).orderBy("position")
+
+
+def _frontier_priority(lake: Lake, config: Config, candidates: DataFrame) -> tuple[DataFrame, str]:
+    sc = config.scores
+    source = sc.frontier_priority
+    if source == "seed_score":
+        return candidates.withColumn(S.PRIORITY, F.col(S.SEED_SCORE)), source
+    if source == "reward":
+        lake.require(S.REWARD_SCORES_TABLE)
+        reward = lake.read(S.REWARD_SCORES_TABLE).select(S.PAGE_ID, F.col(S.SCORE).alias(S.PRIORITY))
+        return candidates.join(reward, on=S.PAGE_ID, how="left").fillna(0.0, subset=[S.PRIORITY]), source
+    lake.require(S.PAGERANK_TABLE, S.RANK_RUNS_TABLE)
+    ranks = lake.read(S.PAGERANK_TABLE)
+    run_id = latest_rank_run_id(lake)
+    run = lake.read(S.RANK_RUNS_TABLE).where(F.col(S.RUN_ID) == F.lit(run_id)).first()
+    personalised = run is not None and run["personalization"] is not None
+    if personalised != (source == "personalized_pagerank"):
+        kind = "personalised" if personalised else "uniform"
+        raise ScoresError(f"scores.frontier_priority is {source}, but the latest rank run {run_id} is {kind}; "
+                          f"run `linkgraph pagerank` {'without' if personalised else 'with'} --topic/--seeds first")
+    vector = ranks.where(F.col(S.VECTOR_ID) == sc.frontier_vector).select(S.PAGE_ID, F.col(S.RANK).alias(S.PRIORITY))
+    return candidates.join(vector, on=S.PAGE_ID, how="left").fillna(0.0, subset=[S.PRIORITY]), source

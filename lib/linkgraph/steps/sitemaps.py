@@ -1,0 +1,93 @@
+"""``linkgraph ingest-sitemaps``: parse sitemap files (a file or a directory, ``.xml`` or gzipped,
+indexes included), one Spark task per batch of files, and upsert their entries into ``sitemaps``
+by URL; bad files and entries go to ``rejects``.  A URL listed by several sitemaps keeps the entry
+with the latest lastmod, then the highest priority, then the first sitemap path."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from linkgraph import schemas as S
+from linkgraph import sitemaps as SM
+from linkgraph import tables as T
+from linkgraph.steps.context import Report, StepContext, reasons_text
+
+log = logging.getLogger(__name__)
+
+PARSED_SITEMAP = (
+    "kind string, url string, priority double, lastmod timestamp, changefreq string, sitemap string, "
+    "reason string, detail string, raw string"
+)
+
+
+@dataclass
+class SitemapReport(Report):
+    source: str
+    files: int = 0
+    entries: int = 0
+    rejected: int = 0
+    rejected_by_reason: dict[str, int] = field(default_factory=dict)
+    unresolved_children: int = 0
+    inserted: int = 0
+    updated: int = 0
+    seconds: float = 0.0
+
+    @property
+    def rows_written(self) -> int:
+        return self.inserted + self.updated
+
+    def summary(self) -> str:
+        reasons = reasons_text(self.rejected_by_reason)
+        return (
+            f"ingest-sitemaps {self.source}: files={self.files} entries={self.entries} rejected={self.rejected} "
+            f"(by reason: {reasons}); sitemaps +{self.inserted} new, {self.updated} updated; "
+            f"{self.unresolved_children} listed sitemaps not among the input files; in {self.seconds:.1f}s"
+        )
+
+
+def run(ctx: StepContext, input_path: str) -> SitemapReport:
+    report = SitemapReport(source=str(input_path))
+    max_bytes = ctx.config.scores.sitemap_max_bytes
+    files = ctx.spark.read.format("binaryFile").option("recursiveFileLookup", "true").load(str(input_path))
+    parsed = files.select("path", "content").mapInPandas(
+        lambda batches: SM.parse_files(batches, max_bytes), PARSED_SITEMAP).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        _count(files, parsed, report)
+        bad = parsed.where(F.col("kind") == SM.REJECT).select(
+            S.REASON, S.DETAIL, "sitemap", *T.raw_with_to_url(F.col("raw")))
+        rejects = T.reject_rows(bad, F.col("sitemap")).persist(StorageLevel.MEMORY_AND_DISK)
+        report.rejected_by_reason = T.count_by_reason(rejects)
+        report.rejected = sum(report.rejected_by_reason.values())
+        entries = best_entries(parsed.where(F.col("kind") == SM.ENTRY))
+        report.inserted, report.updated = T.merge_sitemaps(ctx.lake, entries)
+        T.write_rejects(ctx.lake, rejects)
+        rejects.unpersist()
+    finally:
+        parsed.unpersist()
+    report.seconds = ctx.elapsed()
+    log.info(report.summary())
+    return report
+
+
+def _count(files: DataFrame, parsed: DataFrame, report: SitemapReport) -> None:
+    """Files, entries and the listed child sitemaps that are not among the input files."""
+    report.files = files.count()
+    by_kind = {r["kind"]: r["count"] for r in parsed.groupBy("kind").count().collect()}
+    report.entries = by_kind.get(SM.ENTRY, 0)
+    file_names = {r["path"].rsplit("/", 1)[-1] for r in files.select("path").collect()}
+    children = parsed.where(F.col("kind") == SM.CHILD).select("raw").distinct()
+    report.unresolved_children = sum(
+        1 for r in children.collect() if r["raw"].rstrip("/").rsplit("/", 1)[-1] not in file_names)
+
+
+def best_entries(entries: DataFrame) -> DataFrame:
+    """One entry per URL: the latest lastmod, then the highest priority, then the first sitemap."""
+    best = F.max_by(F.struct(S.PRIORITY, S.LASTMOD, S.CHANGEFREQ, S.SITEMAP),
+                    F.struct(F.coalesce(S.LASTMOD, F.lit("1900-01-01").cast("timestamp")), S.PRIORITY,
+                             F.reverse(S.SITEMAP).alias("_tiebreak")))
+    return entries.groupBy(S.URL).agg(best.alias("_e")).select(S.URL, "_e.*")

@@ -1,0 +1,198 @@
+"""The lake's tables and their write rules: each table is written here by one rule.
+
+Schemas and names are declared in ``linkgraph.schemas``; ``linkgraph.io.delta.Lake`` does the
+Delta transactions.  This module says *how* each table changes: which MERGE keys and conditions,
+which rows an overwrite replaces, what is appended.  Steps (``linkgraph.steps``) call these and
+nothing else to write.
+
+=======================  =====================================================================
+``pages``                MERGE by url (or page_id for id-only graphs): insert, widen sightings
+``links``                MERGE by (src_id, dst_id): insert, widen sightings, newer one's columns
+``rejects``              insert-only MERGE by reject_id (content-derived: stored once)
+``sitemaps``             MERGE by url: a changed entry replaces the stored one
+``external_authority``   the rows of one source replaced (``replaceWhere source``)
+``page_signals``         MERGE by url; see the two rules below
+``feeds``                MERGE by feed_url: insert, move ``last_seen_at``
+``seed_scores``,         the rows of one run replaced (``replaceWhere run_id``)
+``page_flags``
+``pagerank``, analysis,  overwrite (one commit each), compressed tables sorted/partitioned by
+``frontier``, …          page id where single-page lookups read them
+``rank_runs``,           append (run ids are unique)
+``reward_runs``,
+``pruned_pages``
+=======================  =====================================================================
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from linkgraph import schemas as S
+from linkgraph.io.delta import Lake
+from linkgraph.rows import one_row
+
+# --- core tables --------------------------------------------------------------------------------
+
+def ensure_core_tables(lake: Lake) -> None:
+    lake.ensure(S.PAGES_TABLE, S.PAGES)
+    lake.ensure(S.LINKS_TABLE, S.LINKS)
+    lake.ensure(S.REJECTS_TABLE, S.REJECTS)
+
+
+def max_page_id(lake: Lake) -> int:
+    """The largest page id stored (-1 for an empty ``pages``)."""
+    value = one_row(lake.read(S.PAGES_TABLE).agg(F.max(S.PAGE_ID)))[0]
+    return -1 if value is None else int(value)
+
+
+def _widen_sightings(first: str, last: str) -> tuple[str, dict[str, str]]:
+    """MERGE condition and update of a sighting interval: earliest ``first``, latest ``last``.
+    The condition is false when the source adds nothing, so a re-run touches no row."""
+    condition = f"NOT (t.{first} <=> least(t.{first}, s.{first})) OR NOT (t.{last} <=> greatest(t.{last}, s.{last}))"
+    return condition, {first: f"least(t.{first}, s.{first})", last: f"greatest(t.{last}, s.{last})"}
+
+
+def upsert_pages(lake: Lake, pages: DataFrame, key: str) -> tuple[int, int]:
+    """MERGE pages on ``key``: insert new ones, widen first/last seen of known ones."""
+    condition, widened = _widen_sightings(S.FIRST_SEEN_AT, S.LAST_SEEN_AT)
+    metrics = lake.merge(S.PAGES_TABLE, pages, keys=[key], update_set=widened, update_condition=condition)
+    return metrics.inserted, metrics.updated
+
+
+def upsert_links(lake: Lake, links: DataFrame) -> tuple[int, int]:
+    """MERGE links on (src_id, dst_id); a newer sighting replaces anchor/context/type/position."""
+    condition, widened = _widen_sightings(S.DISCOVERED_AT, S.LAST_SEEN_AT)
+    newer = "(s.last_seen_at > t.last_seen_at OR (t.last_seen_at IS NULL AND s.last_seen_at IS NOT NULL))"
+    replaced = {c: f"CASE WHEN {newer} THEN s.{c} ELSE t.{c} END"
+                for c in (S.ANCHOR_TEXT, S.CONTEXT_WINDOW, S.LINK_TYPE, S.POSITION)}
+    metrics = lake.merge(S.LINKS_TABLE, links, keys=[S.SRC_ID, S.DST_ID], update_set={**replaced, **widened},
+                         update_condition=condition)
+    return metrics.inserted, metrics.updated
+
+
+def insert_missing(lake: Lake, table: str, rows: DataFrame, keys: list[str]) -> int:
+    """Insert-only MERGE on ``keys`` (a row already stored is left alone); returns rows inserted."""
+    return lake.merge(table, rows, keys=keys, update_set={}).inserted
+
+
+# --- rejects --------------------------------------------------------------------------------------
+
+def reject_rows(rows: DataFrame, source: str | Column) -> DataFrame:
+    """Rows carrying a ``reason`` in the ``rejects`` table's shape, with a content-derived id;
+    ``source`` is the input's path, or a column of it when rows come from several files."""
+    raw_columns = [f.name for f in S.RAW_EDGE_RECORD.fields]
+    source = F.lit(source) if isinstance(source, str) else source
+    identity = F.concat_ws(
+        "\u0001",
+        source,
+        F.col(S.REASON),
+        F.coalesce(F.col(S.DETAIL), F.lit("")),
+        *[F.coalesce(F.col(c), F.lit("\u0000")) for c in raw_columns],
+    )
+    return rows.select(
+        F.sha2(identity, 256).alias(S.REJECT_ID),
+        source.alias(S.SOURCE),
+        S.REASON,
+        S.DETAIL,
+        *raw_columns,
+        F.current_timestamp().alias(S.REJECTED_AT),
+    )
+
+
+def raw_with_to_url(to_url: Column) -> list[Column]:
+    """The raw edge-record columns of a reject row that is not an edge: all null but ``to_url``."""
+    return [(to_url if f.name == S.TO_URL else F.lit(None)).cast("string").alias(f.name)
+            for f in S.RAW_EDGE_RECORD.fields]
+
+
+def count_by_reason(rejects: DataFrame) -> dict[str, int]:
+    """Reject rows per reason (one small aggregate)."""
+    return {row[S.REASON]: row["count"] for row in rejects.groupBy(S.REASON).count().collect()}
+
+
+def write_rejects(lake: Lake, rejects: DataFrame) -> int:
+    """Insert-only MERGE on ``reject_id``: the same bad record is stored once, however often it
+    is ingested."""
+    lake.ensure(S.REJECTS_TABLE, S.REJECTS)
+    return insert_missing(lake, S.REJECTS_TABLE, rejects, [S.REJECT_ID])
+
+
+# --- sitemaps, external authority, page signals, feeds ------------------------------------------------
+
+def merge_sitemaps(lake: Lake, entries: DataFrame) -> tuple[int, int]:
+    """MERGE sitemap entries by url: a changed entry replaces the stored one, an unchanged one is
+    not touched.  Returns (inserted, updated)."""
+    lake.ensure(S.SITEMAPS_TABLE, S.SITEMAPS)
+    columns = [f.name for f in S.SITEMAPS.fields if f.name != S.URL]
+    changed = " OR ".join(f"NOT (t.{c} <=> s.{c})" for c in columns)
+    metrics = lake.merge(S.SITEMAPS_TABLE, entries.select(*[f.name for f in S.SITEMAPS.fields]), keys=[S.URL],
+                         update_condition=changed)
+    return metrics.inserted, metrics.updated
+
+
+def replace_external_authority(lake: Lake, rows: DataFrame, source: str) -> int:
+    """Replace the ``external_authority`` rows of ``source``; returns the rows it now holds."""
+    replace_where = f"{S.SOURCE} = '{source}'" if lake.exists(S.EXTERNAL_AUTHORITY_TABLE) else None
+    lake.overwrite(S.EXTERNAL_AUTHORITY_TABLE, rows, replace_where=replace_where)
+    return lake.read(S.EXTERNAL_AUTHORITY_TABLE).where(F.col(S.SOURCE) == source).count()
+
+
+_SIGNAL_VALUES = (S.TITLE, S.TEXT, S.FEED_LINKS, S.FETCHED_AT)
+
+
+def merge_fetched_page_signals(lake: Lake, signals: DataFrame) -> tuple[int, int]:
+    """``page_signals`` from a crawl (WARC/WAT): MERGE by URL, a strictly newer ``fetched_at``
+    replaces title, text and feed links; an equal or older one changes nothing, so re-running
+    the same input touches no row."""
+    lake.ensure(S.PAGE_SIGNALS_TABLE, S.PAGE_SIGNALS)
+    newer = f"s.{S.FETCHED_AT} > t.{S.FETCHED_AT} OR (t.{S.FETCHED_AT} IS NULL AND s.{S.FETCHED_AT} IS NOT NULL)"
+    metrics = lake.merge(S.PAGE_SIGNALS_TABLE, signals, keys=[S.URL],
+                         update_set={c: f"s.{c}" for c in _SIGNAL_VALUES}, update_condition=newer)
+    return metrics.inserted, metrics.updated
+
+
+def merge_supplied_page_signals(lake: Lake, signals: DataFrame) -> tuple[int, int]:
+    """``page_signals`` a crawler supplies (``reward --signals``): MERGE by url, a row replaces the
+    stored one unless it is older (both ``fetched_at`` known and the new one earlier); an unchanged
+    row is not touched, so writing the same signals twice changes nothing.
+
+    The rule differs from ``merge_fetched_page_signals`` (equal ``fetched_at`` with other values
+    replaces here): supplied signals may correct a record without a newer fetch time."""
+    lake.ensure(S.PAGE_SIGNALS_TABLE, S.PAGE_SIGNALS)
+    changed = " OR ".join(f"NOT (t.{c} <=> s.{c})" for c in _SIGNAL_VALUES)
+    not_older = "(s.fetched_at IS NULL OR t.fetched_at IS NULL OR s.fetched_at >= t.fetched_at)"
+    metrics = lake.merge(S.PAGE_SIGNALS_TABLE, signals, keys=[S.URL], update_set={c: f"s.{c}" for c in _SIGNAL_VALUES},
+                         update_condition=f"({changed}) AND {not_older}")
+    return metrics.inserted, metrics.updated
+
+
+def merge_feeds(lake: Lake, rows: DataFrame) -> None:
+    """Insert new feeds, move ``last_seen_at`` of known ones; the first write creates the table
+    with its rows (one commit)."""
+    if not lake.exists(S.FEEDS_TABLE):
+        lake.overwrite(S.FEEDS_TABLE, rows.select(*[F.col(f.name).cast(f.dataType) for f in S.FEEDS.fields]))
+        return
+    lake.merge(S.FEEDS_TABLE, rows, keys=[S.FEED_URL], update_set={S.LAST_SEEN_AT: f"s.{S.LAST_SEEN_AT}"})
+
+
+# --- results of a run -----------------------------------------------------------------------------------
+
+def by_page_id(df: DataFrame) -> DataFrame:
+    """Range-partitioned and sorted by page_id, so Delta's per-file min/max statistics let a
+    single-page lookup skip almost every file."""
+    return df.repartitionByRange(S.PAGE_ID).sortWithinPartitions(S.PAGE_ID)
+
+
+def replace_run(lake: Lake, table: str, rows: DataFrame, run_id: str, built_from: str) -> None:
+    """Replace the rows of run ``run_id`` (one commit; the table's other runs stay), laid out by page id."""
+    replace_where = f"{S.RUN_ID} = '{run_id}'" if lake.exists(table) else None
+    lake.overwrite(table, by_page_id(rows), built_from=built_from, replace_where=replace_where)
+
+
+def latest_rank_run_id(lake: Lake) -> str | None:
+    """The run the ``pagerank`` table holds (it is replaced by each run); None before any."""
+    if not lake.exists(S.PAGERANK_TABLE):
+        return None
+    first = lake.read(S.PAGERANK_TABLE).select(S.RUN_ID).first()
+    return first[S.RUN_ID] if first else None
