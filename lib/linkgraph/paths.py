@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import re
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from linkgraph.errors import PathNotFound
 
@@ -52,9 +52,11 @@ def to_uri(path: str) -> str:
     return "file:" + os.path.abspath(os.path.expanduser(path))
 
 
-def local_path(path: str) -> str | None:
+def local_path(path: str, percent_encoded: bool = False) -> str | None:
     """The local file system path of a plain path or a ``file:`` URI (``file:///x``, ``file:/x``),
-    else None (a remote file system)."""
+    else None (a remote file system).  ``percent_encoded``: ``path`` is a URI from Spark's own
+    file listing (``binaryFile``'s ``path`` column), whose escapes are decoded; a path as a user
+    wrote it is taken literally, as Hadoop does."""
     path = str(path)
     found = scheme(path)
     if found is None:
@@ -64,7 +66,7 @@ def local_path(path: str) -> str | None:
     parts = urlsplit(path)
     if parts.netloc not in ("", "localhost"):
         return None
-    return parts.path or "/"
+    return (unquote(parts.path) if percent_encoded else parts.path) or "/"
 
 
 def display(path: str) -> str:

@@ -10,23 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import BinaryIO
-from urllib.parse import unquote, urlsplit
 
 from linkgraph.crawl import extract as X
 from linkgraph.crawl.warc import read_records
-
-
-def local_path(path: str) -> str | None:
-    """The local file system path of a ``file:`` URI or plain path, else ``None``."""
-    parts = urlsplit(path)
-    if parts.scheme in ("", "file"):
-        return unquote(parts.path) if parts.scheme else path
-    return None
+from linkgraph.paths import local_path
 
 
 def opener(path: str):
-    """A function returning a new seekable binary stream of ``path`` on each call."""
-    local = local_path(path)
+    """A function returning a new seekable binary stream of ``path`` (a URI from Spark's file
+    listing) on each call."""
+    local = local_path(path, percent_encoded=True)
     if local is not None:
         return lambda: open(local, "rb")
 
