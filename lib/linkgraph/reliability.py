@@ -41,8 +41,10 @@ def is_delta_conflict(exc: BaseException) -> bool:
     conflicts = tuple(getattr(delta_errors, name) for name in delta_errors.__all__)
     if isinstance(exc, conflicts + (ConcurrentPageIdException,)):
         return True
-    # Unconverted JVM errors (e.g. raised inside a py4j call the converter does not see).
-    text = f"{type(exc).__name__}: {exc}"
+    # Unconverted JVM errors (e.g. raised inside a py4j call the converter does not see), and
+    # conflicts Delta rethrows wrapped (an empty UnsupportedOperationException from
+    # DeltaTableV2.withEnrichedUnsupportedTableException whose JVM stack names the conflict).
+    text = f"{type(exc).__name__}: {exc} {getattr(exc, '_stackTrace', None) or ''}"
     return "io.delta.exceptions.Concurrent" in text or "DeltaConcurrentModificationException" in text
 
 
