@@ -144,7 +144,7 @@ def test_simultaneous_ingests_both_land(spark, batches, tmp_path, caplog):
         t.start()
     for t in threads:
         t.join(900)
-    assert not errors, errors
+    assert not errors, {name: f"{type(exc).__name__}: {exc}" for name, exc in errors.items()}
     assert all(r.read == r.written + r.rejected == 300 for r in reports.values())
     retries = [r.getMessage() for r in caplog.records if "retrying the step" in r.getMessage()]
     print(f"conflicts retried: {len(retries)}", *retries, sep="\n")

@@ -433,3 +433,13 @@ def test_canonicalize_never_raises(raw: str) -> None:
     assert (result.url is None) != (result.reason is None)
     if result.url is not None:
         assert canonicalize(result.url) == result
+
+
+def test_seed_urls_are_canonicalised_once_and_a_bad_one_names_its_setting() -> None:
+    from linkgraph.errors import ConfigError
+
+    seeds = urls.canonical_seed_urls(["HTTP://Example.COM:80", "https://news.example.org/x/../y#frag"], "scores.seeds")
+    assert [s.url for s in seeds] == ["http://example.com/", "https://news.example.org/y"]
+    assert [s.host for s in seeds] == ["example.com", "news.example.org"]
+    with pytest.raises(ConfigError, match=r"^reward\.seeds\[1\] is not a valid URL \(UNSUPPORTED_SCHEME"):
+        urls.canonical_seed_urls(["http://ok.example.com/", "ftp://files.example.com/"], "reward.seeds")

@@ -22,7 +22,6 @@ from linkgraph.steps.context import StepContext
 from linkgraph.steps.reward import RewardReport as RewardReport
 from linkgraph.steps.reward import SignalsReport as SignalsReport
 from linkgraph.steps.reward import UndoReport as UndoReport
-from linkgraph.steps.reward import canonical_seeds as canonical_seeds
 from linkgraph.steps.reward import ingest_page_signals as ingest_page_signals
 
 

@@ -1,6 +1,6 @@
 """Page signals a crawler supplies (README "Page signals input"): read, check and split into
 ``page_signals`` rows and rejects; and the built-in sample's signals.  Pure transforms but the
-read; ``linkgraph.steps.reward`` writes them (``tables.merge_supplied_page_signals``)."""
+read; ``linkgraph.steps.reward`` writes them (``tables.merge_page_signals``)."""
 
 from __future__ import annotations
 

@@ -40,9 +40,9 @@ def ensure_core_tables(lake: Lake) -> None:
     lake.ensure(S.REJECTS_TABLE, S.REJECTS)
 
 
-def max_page_id(lake: Lake) -> int:
-    """The largest page id stored (-1 for an empty ``pages``)."""
-    value = one_row(lake.read(S.PAGES_TABLE).agg(F.max(S.PAGE_ID)))[0]
+def max_page_id_of(pages: DataFrame) -> int:
+    """The largest page id of a ``pages`` frame (-1 when it is empty)."""
+    value = one_row(pages.agg(F.max(S.PAGE_ID)))[0]
     return -1 if value is None else int(value)
 
 
@@ -141,27 +141,14 @@ def replace_external_authority(lake: Lake, rows: DataFrame, source: str) -> int:
 _SIGNAL_VALUES = (S.TITLE, S.TEXT, S.FEED_LINKS, S.FETCHED_AT)
 
 
-def merge_fetched_page_signals(lake: Lake, signals: DataFrame) -> tuple[int, int]:
-    """``page_signals`` from a crawl (WARC/WAT): MERGE by URL, a strictly newer ``fetched_at``
-    replaces title, text and feed links; an equal or older one changes nothing, so re-running
-    the same input touches no row."""
-    lake.ensure(S.PAGE_SIGNALS_TABLE, S.PAGE_SIGNALS)
-    newer = f"s.{S.FETCHED_AT} > t.{S.FETCHED_AT} OR (t.{S.FETCHED_AT} IS NULL AND s.{S.FETCHED_AT} IS NOT NULL)"
-    metrics = lake.merge(S.PAGE_SIGNALS_TABLE, signals, keys=[S.URL],
-                         update_set={c: f"s.{c}" for c in _SIGNAL_VALUES}, update_condition=newer)
-    return metrics.inserted, metrics.updated
-
-
-def merge_supplied_page_signals(lake: Lake, signals: DataFrame) -> tuple[int, int]:
-    """``page_signals`` a crawler supplies (``reward --signals``): MERGE by url, a row replaces the
-    stored one unless it is older (both ``fetched_at`` known and the new one earlier); an unchanged
-    row is not touched, so writing the same signals twice changes nothing.
-
-    The rule differs from ``merge_fetched_page_signals`` (equal ``fetched_at`` with other values
-    replaces here): supplied signals may correct a record without a newer fetch time."""
+def merge_page_signals(lake: Lake, signals: DataFrame) -> tuple[int, int]:
+    """``page_signals`` from a crawl (WARC/WAT) or supplied by a crawler (``reward --signals``):
+    MERGE by url; a row replaces the stored one when its values differ and it is not older (older:
+    both ``fetched_at`` known and the new one earlier), so a correction without a newer fetch
+    time lands and writing the same signals twice touches no row.  Returns (inserted, updated)."""
     lake.ensure(S.PAGE_SIGNALS_TABLE, S.PAGE_SIGNALS)
     changed = " OR ".join(f"NOT (t.{c} <=> s.{c})" for c in _SIGNAL_VALUES)
-    not_older = "(s.fetched_at IS NULL OR t.fetched_at IS NULL OR s.fetched_at >= t.fetched_at)"
+    not_older = f"(s.{S.FETCHED_AT} IS NULL OR t.{S.FETCHED_AT} IS NULL OR s.{S.FETCHED_AT} >= t.{S.FETCHED_AT})"
     metrics = lake.merge(S.PAGE_SIGNALS_TABLE, signals, keys=[S.URL], update_set={c: f"s.{c}" for c in _SIGNAL_VALUES},
                          update_condition=f"({changed}) AND {not_older}")
     return metrics.inserted, metrics.updated

@@ -25,6 +25,8 @@ from urllib.parse import quote, unquote
 
 import idna
 
+from linkgraph.errors import ConfigError
+
 if TYPE_CHECKING:
     import pandas
 
@@ -350,6 +352,18 @@ def canonicalize(url: str | None) -> CanonicalUrl:
         return _canonicalize(s)
     except (ValueError, UnicodeError) as exc:
         return _reject(MALFORMED_URL, f"{type(exc).__name__}: {exc}")
+
+
+def canonical_seed_urls(seeds: list[str], setting: str) -> list[CanonicalUrl]:
+    """Canonical forms of configured seed URLs, as ingest writes them; the first unusable one
+    stops the command with a ``ConfigError`` naming ``setting[i]`` (e.g. ``scores.seeds[2]``)."""
+    canonical = []
+    for i, seed in enumerate(seeds):
+        result = canonicalize(seed)
+        if result.url is None:
+            raise ConfigError(f"{setting}[{i}] is not a valid URL ({result.reason}: {result.detail}): {seed!r}")
+        canonical.append(result)
+    return canonical
 
 
 def canonicalize_series(urls: pandas.Series) -> pandas.DataFrame:

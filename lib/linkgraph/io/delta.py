@@ -8,6 +8,7 @@ replacement one ``overwrite`` commit, so a job killed midway leaves the previous
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
 
 from delta.tables import DeltaTable
@@ -96,8 +97,27 @@ class Lake:
         builder = DeltaTable.createIfNotExists(self.spark).addColumns(schema)
         location = self.location(table)
         builder = builder.tableName(location) if self.uses_catalog else builder.location(location)
-        builder.execute()
+        try:
+            builder.execute()
+        except Exception as exc:
+            if not self._created_concurrently(table, exc):
+                raise
+            return
         log.info("created Delta table %s", self.location(table))
+
+    def _created_concurrently(self, table: str, exc: Exception, wait_seconds: float = 30.0) -> bool:
+        """True when creating ``table`` failed because another job was creating it at the same
+        moment: its directory already held files but not yet a first commit
+        (``DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION``), and that commit appears within
+        ``wait_seconds``.  A directory that stays a non-Delta one is a real error."""
+        if "DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION" not in str(exc):
+            return False
+        deadline = time.monotonic() + wait_seconds
+        while time.monotonic() < deadline:
+            if self.exists(table):
+                return True
+            time.sleep(0.2)
+        return False
 
     def overwrite(
         self, table: str, df: DataFrame, partition_by: list[str] | None = None, built_from: str | None = None,

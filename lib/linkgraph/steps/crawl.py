@@ -103,7 +103,7 @@ def run(ctx: StepContext, input_path: str, fmt: str) -> IngestReport:
         count_records(extracted, report)
         ingest_edges(lake, config, edges_as_raw(extracted), report)
         signals = extracted.where(F.col(S.ROW_KIND) == X.PAGE)
-        report.page_signals_inserted, report.page_signals_updated = T.merge_fetched_page_signals(
+        report.page_signals_inserted, report.page_signals_updated = T.merge_page_signals(
             lake, latest_page_signals(signals.where(F.col(S.URL).isNotNull()))
         )
         record_rejects = extracted.where(

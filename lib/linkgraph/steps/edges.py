@@ -83,14 +83,16 @@ def ingest_edges(lake: Lake, config: Config, raw: DataFrame, report: IngestRepor
 def _upsert_url_pages(lake: Lake, links: DataFrame, report: IngestReport) -> None:
     """The pages of a batch of links: new URLs numbered after the largest stored id, known ones
     widened; a concurrent ingest that took the same ids is detected (``guard_new_page_ids``)."""
-    pages_read_version = lake.version(S.PAGES_TABLE)
-    existing = lake.read(S.PAGES_TABLE)
+    # One pinned snapshot: read twice (new and known pages) at the latest version, a concurrent
+    # commit landing in between would put a URL in both and fail the MERGE on a duplicate key.
+    pages_read_version = lake.current_version(S.PAGES_TABLE)
+    existing = lake.read_version(S.PAGES_TABLE, pages_read_version)
     if existing.where(F.col(S.URL).isNull()).limit(1).count():
         raise readers.InputSchemaError(
             f"lake {lake.root} holds an arc-list graph (pages without URLs); ingest URL edges into a lake of their own"
         )
     pages_batch = I.batch_pages(links)
-    new_pages = I.new_pages_with_ids(pages_batch, existing, T.max_page_id(lake) + 1)
+    new_pages = I.new_pages_with_ids(pages_batch, existing, T.max_page_id_of(existing) + 1)
     known_pages = pages_batch.join(existing.select(S.URL, S.PAGE_ID, S.URL_KEY), on=S.URL, how="inner")
     pages_update = new_pages.unionByName(known_pages.select(*[f.name for f in S.PAGES.fields]))
     report.pages_inserted, report.pages_updated = T.upsert_pages(lake, pages_update, key=S.URL)

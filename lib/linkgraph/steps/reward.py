@@ -87,7 +87,7 @@ def ingest_page_signals(spark: SparkSession, lake: Lake, path: str, source: str 
         rejects = rejects.persist(StorageLevel.MEMORY_AND_DISK)
         report.rejected_by_reason = T.count_by_reason(rejects)
         report.rejected = sum(report.rejected_by_reason.values())
-        report.inserted, report.updated = T.merge_supplied_page_signals(lake, signals)
+        report.inserted, report.updated = T.merge_page_signals(lake, signals)
         T.write_rejects(lake, rejects)
         rejects.unpersist()
         checked.unpersist()
@@ -129,17 +129,6 @@ class RewardReport(Report):
             f"feeds_discovered={self.feeds_discovered} pruned_pages={self.pruned_pages} "
             f"pruned_links={self.pruned_links} in {self.seconds:.1f}s"
         )
-
-
-def canonical_seeds(seed_urls: list[str]) -> list[str]:
-    """Canonical forms of seed URLs (as ingest writes them); a bad one is a config error."""
-    canonical = []
-    for raw in seed_urls:
-        result = urls.canonicalize(raw)
-        if result.url is None:
-            raise ConfigError(f"reward seed {raw!r} is not a usable URL: {result.reason} ({result.detail})")
-        canonical.append(result.url)
-    return canonical
 
 
 def _log_round(stat: R.RoundStat) -> None:
@@ -189,7 +178,8 @@ def run(ctx: StepContext, rounds: int | None = None, seeds: list[str] | None = N
     rounds = rc.rounds if rounds is None else rounds
     if rounds < 0:
         raise ConfigError("--rounds must not be negative")
-    seed_urls = canonical_seeds(list(rc.seeds) + list(seeds or []))
+    canonical = urls.canonical_seed_urls(list(rc.seeds) + list(seeds or []), "reward.seeds")
+    seed_urls = [seed.url for seed in canonical if seed.url is not None]
     report = RewardReport(run_id=ctx.run_id, rounds=rounds, rewards_enabled=rc.rewards)
     lake.require(S.PAGES_TABLE, S.LINKS_TABLE)
     if signals_path is not None:

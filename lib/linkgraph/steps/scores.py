@@ -28,7 +28,7 @@ from linkgraph.rows import one_row
 from linkgraph.steps import flags
 from linkgraph.steps.context import Report, StepContext
 from linkgraph.tables import latest_rank_run_id, replace_run
-from linkgraph.urls import CanonicalUrl, canonicalize, reverse_host
+from linkgraph.urls import CanonicalUrl, canonical_seed_urls, reverse_host
 
 log = logging.getLogger(__name__)
 
@@ -59,16 +59,6 @@ class ScoresReport(Report):
                 f"frontier={self.frontier} in {self.seconds:.1f}s")
 
 
-def canonical_seeds(seeds: list[str]) -> list[CanonicalUrl]:
-    canonical = []
-    for i, seed in enumerate(seeds):
-        result = canonicalize(seed)
-        if result.url is None:
-            raise ScoresError(f"scores.seeds[{i}] is not a valid URL ({result.reason}): {seed!r}")
-        canonical.append(result)
-    return canonical
-
-
 def scores_inputs(lake: Lake, config: Config, rank_run_id: str | None) -> str:
     tables = (S.PAGES_TABLE, S.LINKS_TABLE, S.SITEMAPS_TABLE, S.DOMAIN_AUTHORITY_TABLE, S.DOMAIN_LINKS_TABLE,
               S.EXTERNAL_AUTHORITY_TABLE, S.LINK_FARMS_TABLE, S.SYNDICATION_NETWORKS_TABLE, S.PAGE_SIGNALS_TABLE,
@@ -85,7 +75,7 @@ def run(ctx: StepContext, seeds: list[str] | None = None) -> ScoresReport:
     seeds = list(seeds if seeds is not None else ctx.config.scores.seeds)
     if not seeds:
         raise ScoresError("scores.seeds is empty: hop depth, scope and the frontier are measured from seed URLs")
-    canonical = canonical_seeds(seeds)
+    canonical = canonical_seed_urls(seeds, "scores.seeds")
     flags_run = flags.run(ctx.next_step()).rank_run
     seed_urls = sorted(str(s.url) for s in canonical)
     inputs = scores_inputs(lake, ctx.config, latest_rank_run_id(lake)) + f" seeds={seed_urls}"
