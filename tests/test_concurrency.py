@@ -153,6 +153,71 @@ def test_simultaneous_ingests_both_land(spark, batches, tmp_path, caplog):
         assertDataFrameEqual(got, expected)
 
 
+def test_page_id_guard_removes_its_pages_even_when_its_delete_conflicts(spark, batches, tmp_path, monkeypatch):
+    """Two ingests numbered new pages from the same maximum and both committed: the later one's
+    guard deletes its own new pages; a conflict on that delete is retried, so no id stays shared."""
+    from delta.exceptions import ConcurrentAppendException
+
+    from linkgraph.io.delta import Lake
+    from linkgraph.reliability import ConcurrentPageIdException, guard_new_page_ids
+
+    _, first, _, _ = batches
+    config = config_from_dict({"lake": {"path": str(tmp_path / "lake")}})
+    ingest_step(spark, config, first, "jsonl")
+    lake = Lake(spark, config.lake)
+    read_version = lake.current_version(S.PAGES_TABLE)
+    next_id = lake.read(S.PAGES_TABLE).agg(F.max(S.PAGE_ID)).first()[0] + 1
+
+    def pages(host):
+        return spark.createDataFrame(
+            [(next_id + i, f"http://{host}.example.com/{i}", f"{host}.example.com", "example.com",
+              f"com.example.{host}/{i}", None, None) for i in range(2)], S.PAGES)
+
+    lake.append(S.PAGES_TABLE, pages("other"))   # the concurrent ingest's new pages
+    mine = pages("mine")
+    lake.append(S.PAGES_TABLE, mine)             # this ingest's, numbered from the same maximum
+    deletes = []
+    delete_matching = Lake.delete_matching
+
+    def conflicting_once(self, table, keys_df, keys):
+        deletes.append(table)
+        if len(deletes) == 1:
+            raise ConcurrentAppendException("Files were added to the root of the table by a concurrent update.")
+        return delete_matching(self, table, keys_df, keys)
+
+    monkeypatch.setattr(Lake, "delete_matching", conflicting_once)
+    with pytest.raises(ConcurrentPageIdException):
+        guard_new_page_ids(lake, read_version, mine.select(S.URL, S.PAGE_ID))
+    assert deletes == [S.PAGES_TABLE, S.PAGES_TABLE]
+    stored = lake.read(S.PAGES_TABLE)
+    assert stored.where(F.col(S.HOST) == "mine.example.com").count() == 0
+    assert stored.where(F.col(S.HOST) == "other.example.com").count() == 2
+    assert stored.select(S.PAGE_ID).distinct().count() == stored.count()
+
+
+@pytest.mark.parametrize("fmt", ["warc", "wat", "ccgraph"])
+def test_crawl_format_ingests_are_retried_on_a_conflict(spark, tmp_path, monkeypatch, fmt):
+    """WARC, WAT and ccgraph ingests go through the same conflict retry as edge records: each
+    attempt gets a fresh step context (run id and clock)."""
+    from delta.exceptions import ConcurrentAppendException
+
+    from linkgraph.steps import crawl
+
+    attempts = []
+
+    def conflicting_once(ctx, input_path, given_fmt):
+        attempts.append((ctx.run_id, given_fmt))
+        if len(attempts) == 1:
+            raise ConcurrentAppendException("Files were added to the root of the table by a concurrent update.")
+        return "landed"
+
+    monkeypatch.setattr(crawl, "run", conflicting_once)
+    config = config_from_dict({"lake": {"path": str(tmp_path / "lake")},
+                               "reliability": {"conflict_attempts": 2, "conflict_backoff_seconds": 0.0}})
+    assert ingest_step(spark, config, str(tmp_path / f"input.{fmt}"), fmt) == "landed"
+    assert [f for _, f in attempts] == [fmt, fmt] and attempts[0][0] != attempts[1][0]
+
+
 def test_retry_reruns_only_on_delta_conflicts():
     from delta.exceptions import ConcurrentAppendException
 

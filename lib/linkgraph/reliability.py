@@ -27,6 +27,8 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
+GUARD_DELETE_ATTEMPTS = 10
+
 
 class ConcurrentPageIdException(RuntimeError):
     """Another ingest committed new pages between this one numbering its new pages and committing
@@ -132,10 +134,13 @@ def guard_new_page_ids(lake, read_version: int | None, numbered: DataFrame) -> N
     shared = lake.read(S.PAGES_TABLE).groupBy(S.PAGE_ID).count().where(F.col("count") > 1)
     if not shared.limit(1).count():
         return
-    mine = numbered.select(S.URL, S.PAGE_ID)
-    lake.delta_table(S.PAGES_TABLE).alias("t").merge(
-        mine.alias("s"), f"t.{S.URL} = s.{S.URL} AND t.{S.PAGE_ID} = s.{S.PAGE_ID}"
-    ).whenMatchedDelete().execute()
+    # The delete must land, or this ingest's pages would keep the shared ids for good: it is
+    # idempotent (own url and id only), so it is retried on a conflict of its own.
+    retry_on_conflict(
+        lambda: lake.delete_matching(S.PAGES_TABLE, numbered, [S.URL, S.PAGE_ID]),
+        what="page-id guard: removing this ingest's new pages", attempts=GUARD_DELETE_ATTEMPTS,
+        backoff_seconds=0.5,
+    )
     raise ConcurrentPageIdException(
         "another ingest committed new pages with the same new page ids while this one ran; "
         "its own new pages were removed"

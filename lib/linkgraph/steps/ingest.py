@@ -10,6 +10,7 @@ to ``reliability.conflict_attempts`` times, see ``linkgraph.reliability``.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from linkgraph import readers
 from linkgraph.paths import display, qualify
@@ -24,14 +25,18 @@ log = logging.getLogger(__name__)
 def run(ctx: StepContext, input_path: str, fmt: str) -> IngestReport:
     """Read ``input_path`` in format ``fmt`` and upsert it into the lake's pages/links/rejects."""
     input_path = qualify(ctx.spark, input_path)
-    if fmt in readers.CRAWL_FORMATS:
-        return crawl.run(ctx, input_path, fmt)
     reliability = ctx.config.reliability
-    try:
+
+    def with_retries(step: Callable[[StepContext], IngestReport]) -> IngestReport:
         return retry_on_conflict(
-            lambda: _ingest_once(ctx.next_step(), input_path, fmt), what=f"ingest {display(input_path)}",
+            lambda: step(ctx.next_step()), what=f"ingest {display(input_path)}",
             attempts=reliability.conflict_attempts, backoff_seconds=reliability.conflict_backoff_seconds,
         )
+
+    if fmt in readers.CRAWL_FORMATS:
+        return with_retries(lambda step_ctx: crawl.run(step_ctx, input_path, fmt))
+    try:
+        return with_retries(lambda step_ctx: _ingest_once(step_ctx, input_path, fmt))
     except Exception as exc:
         # The whole input is read (and counted) before the first commit, so an unreadable file
         # stops the job with nothing written.
