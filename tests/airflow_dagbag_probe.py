@@ -58,7 +58,7 @@ def probe(dag_folder: str, day: str) -> dict:
         tasks = {}
         for task in dag.tasks:
             context = {"ds": day, "ds_nodash": day.replace("-", ""), "params": params, "dag": dag, "task": task,
-                       "ti": SimpleNamespace(try_number=1)}
+                       "ti": SimpleNamespace(try_number=1), "run_id": f"scheduled__{day}T00:00:00+00:00"}
             rendered = {field: task.render_template(getattr(task, field), context)
                         for field in RENDERED if field in task.template_fields and getattr(task, field, None) is not None}
             tasks[task.task_id] = {

@@ -115,6 +115,8 @@ def test_spark_submit_tasks_submit_each_job_file_with_the_days_arguments(dagbag_
         assert rendered["application_args"][-4:] == ["--conf", "conf/cluster.yaml", "--lake", "s3a://crawl-lake/linkgraph"]
     assert tasks["ingest"]["rendered"]["application_args"][:4] == ["--input", f"s3a://crawl/edges/{DAY}", "--format", "parquet"]
     assert tasks["personalized_pagerank"]["rendered"]["application_args"][:2] == ["--topic", "jobs,career,hr"]
+    # a retried reward task reuses the DAG run's id, so it completes the attempt that died
+    assert tasks["reward"]["rendered"]["application_args"][2:4] == ["--run-id", f"scheduled__{DAY}T00:00:00+00:00"]
 
 
 def test_databricks_tasks_are_wheel_tasks_with_an_idempotency_token_per_task_day_and_try(dagbag_report):

@@ -313,3 +313,266 @@ def test_any_batch_is_fully_accounted_for(spark, tmp_path_factory, batch):
     assert set(report.rejected_by_reason) <= {v for k, v in vars(R).items() if k.isupper()}
     rejects = Lake(spark, config.lake).read(S.REJECTS_TABLE)
     assert rejects.where(F.col(S.DETAIL).isNull() | F.col(S.REASON).isNull()).count() == 0
+
+
+# --- hostile input: bombs, pathological nesting, protocol limits (issue 18) -------------------------
+# The parsers are tested directly (plain Python), each case in a fresh interpreter whose address
+# space is capped at 1 GiB (resource.setrlimit), so a parser that inflates a bomb dies there with a
+# MemoryError instead of passing; the child reports its own time and peak RSS.
+
+CASE_SECONDS = 30
+CASE_BYTES = 1 << 30
+MiB = 1 << 20
+CHILD_PRELUDE = """
+import io, json, resource, sys, time
+started = time.monotonic()
+"""
+CHILD_EPILOGUE = """
+print(json.dumps({"result": result, "seconds": time.monotonic() - started,
+                  "peak_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))
+"""
+
+
+def _cap_address_space() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (CASE_BYTES, CASE_BYTES))
+
+
+def run_bounded(code: str, *args: str):
+    """``code`` (which sets ``result`` from ``sys.argv[1:]``) run under the 1 GiB cap; asserts the
+    time and memory bounds and returns ``result``."""
+    import os
+    import subprocess
+    import sys
+    import textwrap
+
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    script = CHILD_PRELUDE + textwrap.dedent(code) + CHILD_EPILOGUE
+    done = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, timeout=120,
+                          preexec_fn=_cap_address_space, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    print(f"bounded case: {report['seconds']:.2f}s, peak {report['peak_bytes'] / MiB:.0f} MiB")   # pytest -s
+    assert report["seconds"] <= CASE_SECONDS, report
+    assert report["peak_bytes"] <= CASE_BYTES, report
+    return report["result"]
+
+
+def gzip_bomb(size: int = 1 << 30, prefix: bytes = b"") -> bytes:
+    """A valid gzip member of ``prefix`` + ``size`` zero bytes, about 1 KB per MiB (1 GiB -> 1 MB):
+    one MiB compressed once, its full-flush block repeated, the trailer computed."""
+    import zlib
+
+    zero = bytes(MiB)
+    deflate = zlib.compressobj(9, zlib.DEFLATED, 31)
+    first = deflate.compress(prefix + zero) + deflate.flush(zlib.Z_FULL_FLUSH)
+    block = deflate.compress(zero) + deflate.flush(zlib.Z_FULL_FLUSH)
+    end = deflate.flush()[:-8]
+    crc = zlib.crc32(prefix)
+    for _ in range(size // MiB):
+        crc = zlib.crc32(zero, crc)
+    length = (len(prefix) + size // MiB * MiB) & 0xFFFFFFFF
+    return first + block * (size // MiB - 1) + end + crc.to_bytes(4, "little") + length.to_bytes(4, "little")
+
+
+def brotli_bomb(size: int = 1 << 30) -> bytes:
+    import brotli
+
+    zero = bytes(MiB)
+    compressor = brotli.Compressor(quality=5)
+    return b"".join(compressor.process(zero) for _ in range(size // MiB)) + compressor.finish()
+
+
+def test_decompression_bombs_in_warc_bodies_and_members_become_rejects(tmp_path):
+    from test_crawl import http_response, warc_record
+
+    raw_deflate = zlib_raw(gzip_bomb(64 * MiB))
+    cases = [   # (record id, HTTP body, Content-Encoding) -> the record's reason
+        ("1", gzip_bomb(), "gzip"),                # 1 MB -> 1 GiB
+        ("2", brotli_bomb(), "br"),                # 1.6 KB -> 1 GiB
+        ("3", raw_deflate, "deflate"),
+        ("4", b"<html><body><a href='/ok'>ok</a></body></html>", "identity"),
+    ]
+    warc = b"".join(
+        warc_record("response", f"http://www.alpha.com/{rid}",
+                    http_response(body, headers=("Content-Type: text/html", f"Content-Encoding: {coding}")), rid)
+        for rid, body, coding in cases)
+    # a gzip member whose record is followed by 1 GiB of zeros inside the same member
+    member = warc_record("response", "http://www.alpha.com/5", http_response(b"<html></html>"), "5")
+    warc += gzip_bomb(prefix=gzip.decompress(member))
+    path = tmp_path / "bombs.warc.gz"
+    path.write_bytes(warc)
+    rows = run_bounded("""
+        from linkgraph.crawl.extract import ExtractSettings, warc_rows
+        from linkgraph.crawl.warc import read_records
+        settings = ExtractSettings(max_page_bytes=5_000_000)
+        data = open(sys.argv[1], "rb").read()
+        rows = warc_rows(read_records(lambda: io.BytesIO(data), settings.max_page_bytes), "bombs.warc.gz", settings)
+        result = [(r["row_kind"], r["record_id"], r["reason"], r["detail"]) for r in rows]
+    """, str(path))
+    records = [r for r in rows if r[0] != "edge"]
+    by_id = {rid: (kind, reason) for kind, rid, reason, _ in records}
+    assert by_id["<urn:uuid:1>"] == ("rejected", R.OVERSIZED_PAGE)
+    assert by_id["<urn:uuid:2>"] == ("rejected", R.OVERSIZED_PAGE)
+    assert by_id["<urn:uuid:3>"] == ("rejected", R.OVERSIZED_PAGE)
+    assert by_id["<urn:uuid:4>"] == ("page", None)
+    assert by_id["<urn:uuid:5>"] == ("page", None)         # the member bomb's record itself is complete
+    member_problem = [r for r in records if r[1] is None]
+    assert [r[2] for r in member_problem] == [R.MALFORMED_RECORD], records   # then the rest of the member
+    assert len(records) == 6   # read = parsed + skipped + rejected: one row per record or problem
+
+
+def zlib_raw(gzip_member: bytes) -> bytes:
+    """The raw deflate stream inside a gzip member (``Content-Encoding: deflate`` as IIS sends it)."""
+    return gzip_member[10:-8]
+
+
+def test_html_nested_100k_deep_is_rejected_before_the_parser(tmp_path):
+    from test_crawl import http_response, warc_record
+
+    pages = {
+        "1": b"<html><body>" + b"<div>" * 100_000 + b"x" + b"</div>" * 100_000,    # 1.1 MB, minutes for Lexbor
+        "2": b"<html><body>" + b"<div><span>x" * 100_000,                              # never closed
+        "4": b"<html><body>" + b"<p>x<li>y<br>" * 5_000 + b"<!-- <div>" * 1000 + b"<script>" + b"<div>" * 5000
+             + b"</script><a href='/fine'>fine</a>",   # optional end tags, comments, script text: not nesting
+    }
+    warc = b"".join(warc_record("response", f"http://www.alpha.com/{rid}", http_response(body), rid)
+                    for rid, body in pages.items())
+    path = tmp_path / "deep.warc.gz"
+    path.write_bytes(warc)
+    rows = run_bounded("""
+        from linkgraph.crawl.extract import ExtractSettings, warc_rows
+        from linkgraph.crawl.warc import read_records
+        settings = ExtractSettings(max_page_bytes=5_000_000)
+        data = open(sys.argv[1], "rb").read()
+        rows = warc_rows(read_records(lambda: io.BytesIO(data), settings.max_page_bytes), "deep.warc.gz", settings)
+        result = [(r["row_kind"], r["record_id"], r["reason"], r["detail"]) for r in rows if r["row_kind"] != "edge"]
+    """, str(path))
+    got = {rid: (kind, reason) for kind, rid, reason, _ in rows}
+    assert got == {"<urn:uuid:1>": ("rejected", R.OVERSIZED_PAGE), "<urn:uuid:2>": ("rejected", R.OVERSIZED_PAGE),
+                   "<urn:uuid:4>": ("page", None)}
+    details = {rid: detail for _, rid, _, detail in rows}
+    assert "more than 1024 deep" in details["<urn:uuid:1>"] and "more than 1024 deep" in details["<urn:uuid:2>"]
+
+
+def test_html_of_many_deep_blocks_is_too_costly_to_parse():
+    from linkgraph.crawl.htmllinks import html_complexity_problem
+
+    block = "<div>" * 1000 + "<a href=x>y</a>" + "</div>" * 1000      # depth 1000: allowed once
+    assert html_complexity_problem("<body>" + block) is None
+    # the work (depth summed over start tags) of 401 such blocks passes 200 million; 21 pass 10 million
+    assert html_complexity_problem("<body>" + block * 21, max_work=10_000_000) == (
+        "HTML too costly to parse: nesting depth x elements exceeds 10000000 (not parsed)")
+    assert html_complexity_problem("<body>" + block * 19, max_work=10_000_000) is None
+
+
+def test_gml_bomb_and_pathological_gml_are_bounded(tmp_path):
+    bomb = tmp_path / "bomb.gml.gz"
+    bomb.write_bytes(gzip_bomb(2 << 30, prefix=b"graph [ "))                 # 2 MB -> 2 GiB
+    unclosed = tmp_path / "unclosed.gml"
+    unclosed.write_text("graph [ " + "node [ " * 31_000)                        # 217 KB of unclosed lists
+    result = run_bounded("""
+        from linkgraph.gml import GmlTooLarge, decompressed, parse_gml
+        try:
+            decompressed(open(sys.argv[1], "rb").read())
+            bomb = "parsed"
+        except GmlTooLarge as exc:
+            bomb = str(exc)
+        graph = parse_gml(open(sys.argv[2]).read())
+        result = [bomb, graph.edges, graph.problems]
+    """, str(bomb), str(unclosed))
+    assert result[0] == "GML file decompresses to more than 67108864 bytes (not parsed)"
+    assert result[1:] == [[], ["GML: the file ends inside 31001 open list(s)"]]
+
+
+def test_gml_nested_lists_do_not_cut_a_node_short():
+    from linkgraph.gml import parse_gml
+
+    text = """# comment line
+    graph [ directed 1
+      node [ id 0 label "www.alpha.com" graphics [ x 1.0 y 2.0 fill "#ff0000" ] value 1 ]
+      node [ id 1 graphics [ w 3 ] label "http://www.beta.org/b" ]
+      edge [ source 0 graphics [ line [ point [ x 0 ] ] ] target 1 ]
+      edge [ source 1 target 0 ]
+      edge [ source 1 target 9 ]
+      edge [ source 0 target "unclosed ]
+    ]"""
+    graph = parse_gml(text)
+    assert graph.edges == [("http://www.alpha.com", "http://www.beta.org/b"),
+                           ("http://www.beta.org/b", "http://www.alpha.com"), ("http://www.beta.org/b", None)]
+    assert graph.problems == ["GML: a string without its closing quote", "GML: an edge cut off at the end of the file"]
+
+
+def sitemap_xml(entries: list[str], encoding: str = "UTF-8") -> bytes:
+    return (f'<?xml version="1.0" encoding="{encoding}"?>'
+            '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">' + "".join(entries) + "</urlset>").encode()
+
+
+def test_sitemaps_with_unknown_encodings_bad_dates_and_too_many_urls(tmp_path):
+    files = {
+        "unknown.xml": sitemap_xml(["<url><loc>http://www.alpha.com/</loc></url>"], "x-no-such-encoding"),
+        "multibyte.xml": sitemap_xml(["<url><loc>http://www.alpha.com/</loc></url>"], "EUC-JP"),
+        "dates.xml": sitemap_xml([
+            "<url><loc>http://www.alpha.com/a</loc><lastmod>0001-01-01T00:00:00+01:00</lastmod></url>",
+            "<url><loc>http://www.alpha.com/b</loc><lastmod>9999-12-31T23:59:59-01:00</lastmod></url>",
+            "<url><loc>http://www.alpha.com/c</loc><lastmod>2026-01-01</lastmod></url>"]),
+        "50001.xml.gz": gzip.compress(sitemap_xml(
+            [f"<url><loc>http://www.alpha.com/{i}</loc></url>" for i in range(50_001)]), mtime=0),
+    }
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    result = run_bounded("""
+        from linkgraph.sitemaps import parse_sitemap
+        result = {}
+        for path in sys.argv[1:]:
+            rows = parse_sitemap(open(path, "rb").read(), path)
+            result[path.rsplit("/", 1)[-1]] = [(r["kind"], r["reason"]) for r in rows]
+    """, *[str(tmp_path / name) for name in files])
+    assert result == {
+        "unknown.xml": [["reject", R.MALFORMED_RECORD]],
+        "multibyte.xml": [["reject", R.MALFORMED_RECORD]],
+        "dates.xml": [["reject", R.MALFORMED_TIMESTAMP], ["reject", R.MALFORMED_TIMESTAMP], ["entry", None]],
+        "50001.xml.gz": [["reject", R.OVERSIZED_FIELD]],
+    }
+
+
+def test_a_legal_50_mb_sitemap_is_parsed_in_bounded_memory(tmp_path):
+    path = tmp_path / "big.xml"
+    filler = "p" * 960
+    path.write_bytes(sitemap_xml([f"<url><loc>http://www.alpha.com/{i}/{filler}</loc><priority>0.5</priority>"
+                                  "</url>" for i in range(50_000)]))
+    assert path.stat().st_size > 49 * MiB
+    result = run_bounded("""
+        from linkgraph.sitemaps import parse_sitemap
+        rows = parse_sitemap(open(sys.argv[1], "rb").read(), sys.argv[1])
+        result = [len(rows), sum(r["kind"] == "entry" for r in rows)]
+    """, str(path))
+    assert result == [50_000, 50_000]
+
+
+def test_dat_header_and_malformed_lines_are_accounted_for(spark, tmp_path):
+    path = tmp_path / "graph.dat"
+    path.write_text("3 4 1\n"                                  # the header: not a record
+                    "0 http://www.alpha.com/\n1 http://www.beta.org/\n"
+                    "0 1\n1 0\n"
+                    "0 1 7\n"                                  # three tokens: MALFORMED_RECORD
+                    "\n"                                       # blank: not a record
+                    "lonely\n")                                # one token: MALFORMED_RECORD
+    config = fresh_config(tmp_path)
+    report = ingest_step(spark, config, str(path), "dat")
+    assert_accounted(spark, config, report, expected_read=4)
+    assert report.written == 2 and report.rejected_by_reason == {R.MALFORMED_RECORD: 2}
+    details = sorted(r.detail for r in Lake(spark, config.lake).read(S.REJECTS_TABLE).collect())
+    assert details == ["0 1 7", "lonely"]
+
+
+def test_gml_bomb_ingest_is_one_reject_not_a_driver_memory_error(spark, tmp_path):
+    path = tmp_path / "bomb.gml.gz"
+    path.write_bytes(gzip_bomb(1 << 30, prefix=b'graph [ node [ id 0 label "a.com" ] '))
+    config = fresh_config(tmp_path)
+    report = ingest_step(spark, config, str(path), "gml")
+    assert_accounted(spark, config, report, expected_read=1)
+    assert report.rejected_by_reason == {R.MALFORMED_RECORD: 1}
+    (reject,) = Lake(spark, config.lake).read(S.REJECTS_TABLE).collect()
+    assert "decompresses to more than" in reject.detail

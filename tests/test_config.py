@@ -55,3 +55,22 @@ def test_cli_stops_on_unknown_key_with_exit_2_and_writes_nothing(tmp_path, capsy
     assert "unknown config key 'ingest.self_link'" in err
     assert err.count("\n") == 1
     assert not lake.exists()
+
+
+def test_an_active_session_without_a_checkpoint_dir_gets_the_configured_one(monkeypatch):
+    """Databricks builds the session: get_spark returns it, with the checkpoint directory steps need."""
+    from types import SimpleNamespace
+
+    from pyspark.sql import SparkSession
+
+    from linkgraph.config import SparkConfig
+    from linkgraph.session import get_spark
+
+    directories: list[str] = []
+    context = SimpleNamespace(getCheckpointDir=lambda: directories[-1] if directories else None,
+                              setCheckpointDir=directories.append)
+    platform_session = SimpleNamespace(sparkContext=context)
+    monkeypatch.setattr(SparkSession, "getActiveSession", staticmethod(lambda: platform_session))
+    assert get_spark(SparkConfig(checkpoint_dir="dbfs:/linkgraph/checkpoints")) is platform_session
+    assert get_spark(SparkConfig(checkpoint_dir="dbfs:/elsewhere")) is platform_session   # one already set: kept
+    assert directories == ["dbfs:/linkgraph/checkpoints"]

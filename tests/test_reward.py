@@ -335,3 +335,52 @@ def test_reward_step_prunes_pages_with_their_links_and_undoes_it(spark, tmp_path
     assert {r[S.PAGE_ID]: r[S.SCORE] for r in lake(S.REWARD_SCORES_TABLE).where(F.col(S.PAGE_ID) >= 3).collect()} == {
         3: 0.0, 4: 0.0}
     assert main(["reward", "--lake", str(lake_dir), "--undo-prune", "no-such-run"]) == 2
+
+
+def test_a_reward_run_retried_after_dying_mid_prune_equals_one_run(spark, tmp_path, monkeypatch):
+    """The run dies after replacing reward_scores, merging feeds and writing the prune audit, before
+    its deletes; the retry with the same run id reads the versions the first attempt recorded, so it
+    neither advances the scores again nor re-awards the feed as known: it ends with the tables of
+    the uninterrupted run of test_reward_step_prunes_pages_with_their_links_and_undoes_it."""
+    import dataclasses
+
+    from linkgraph.io.delta import Lake
+    from linkgraph.steps import reward as reward_step_module
+    from linkgraph.steps.context import StepContext
+
+    lake_dir = tmp_path / "lake"
+    _small_lake(spark, lake_dir)
+    signals = tmp_path / "signals.jsonl"
+    signals.write_text("".join(json.dumps(r) + "\n" for r in SIGNALS))
+    config = config_from_dict({"lake": {"path": str(lake_dir)}, "reward": {"seeds": ["https://jobs.example.com"]}})
+    ctx = dataclasses.replace(StepContext.create(spark, config), run_id="20260102T000000-retry")
+
+    def die(*args, **kwargs):
+        raise RuntimeError("killed between the prune audit and its deletes")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Lake, "delete_matching", die)
+        with pytest.raises(RuntimeError, match="killed"):
+            reward_step_module.run(ctx, rounds=2, signals_path=str(signals))
+    retry = dataclasses.replace(ctx.next_step(), run_id=ctx.run_id)   # a new process: new start time, same id
+    retried = reward_step_module.run(retry, rounds=2, signals_path=str(signals))
+    assert (retried.pruned_pages, retried.pruned_links, retried.feeds_discovered) == (2, 2, 1)
+
+    def lake(table: str):
+        return spark.read.format("delta").load(str(lake_dir / table))
+
+    # the values of one uninterrupted run (worked out in the test above)
+    pruned = {r[S.PAGE_ID]: (r[S.URL], r[S.SCORE], r["links_removed"]) for r in lake(S.PRUNED_PAGES_TABLE).collect()}
+    assert pruned == {3: ("https://garden.example.org/c", 0.0, 2), 4: ("https://garden.example.org/d", 0.0, 1)}
+    assert sorted((r[S.SRC_ID], r[S.DST_ID]) for r in lake(S.LINKS_TABLE).collect()) == [(0, 1), (1, 0), (1, 2)]
+    assert sorted(r[S.PAGE_ID] for r in lake(S.PAGES_TABLE).collect()) == [0, 1, 2]
+    scores = {r[S.PAGE_ID]: r[S.SCORE] for r in lake(S.REWARD_SCORES_TABLE).collect()}
+    assert set(scores) == {0, 1, 2} and scores[2] == pytest.approx(0.9 * 0.1 * 1002.09 / 3, abs=1e-12)
+    rounds = lake(S.REWARD_RUNS_TABLE).orderBy(S.ROUND).collect()
+    assert [(r[S.ROUND], r["total_rewarded"]) for r in rounds] == [(0, 0.0), (1, 1003.0), (2, 23.0)]
+    assert lake(S.FEEDS_TABLE).count() == 1
+
+    scores_version = Lake(spark, config.lake).current_version(S.REWARD_SCORES_TABLE)
+    again = reward_step_module.run(retry, rounds=2, signals_path=str(signals))   # finished: nothing is written
+    assert Lake(spark, config.lake).current_version(S.REWARD_SCORES_TABLE) == scores_version
+    assert (again.pages, again.pruned_pages, again.pruned_links, again.feeds_discovered) == (5, 2, 2, 1)

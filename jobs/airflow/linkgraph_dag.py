@@ -58,7 +58,9 @@ JOBS = (
     Job("analyze", "analyze", upstream=("ingest",)),
     Job("pagerank", "pagerank", ("--warm-start",), upstream=("analyze",)),
     Job("personalized_pagerank", "pagerank", ("--topic", "{{ params.topic }}"), upstream=("analyze",)),
-    Job("reward", "reward", ("--rounds", "{{ params.reward_rounds }}"), upstream=("analyze",)),
+    # the DAG run's id: a retried task completes the attempt that died instead of starting over
+    Job("reward", "reward", ("--rounds", "{{ params.reward_rounds }}", "--run-id", "{{ run_id }}"),
+        upstream=("analyze",)),
     Job("scores", "scores", upstream=("pagerank", "personalized_pagerank", "reward")),
     Job("compress", "compress", upstream=("scores",)),
 )

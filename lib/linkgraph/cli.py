@@ -9,11 +9,12 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import logging
+import re
 import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from linkgraph import paths
 from linkgraph import schemas as S
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("linkgraph")
 
 EXIT_USAGE = 2
+_RUN_ID = re.compile(r"[A-Za-z0-9._:+-]{1,100}")
 
 _EXTENSION_FORMATS = {
     ".parquet": "parquet", ".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "jsonl", ".csv": "csv",
@@ -47,14 +49,26 @@ def guess_format(path: str) -> str:
     raise UsageError(f"cannot tell the format of {path}; pass --format ({'|'.join(FORMATS)})")
 
 
+class _ArgumentError(UsageError):
+    """A command line argparse refused; its message already names the command."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with errors raised, so that ``main`` prints them as one line and returns 2
+    (argparse itself prints the usage block and exits the process)."""
+
+    def error(self, message: str) -> NoReturn:
+        raise _ArgumentError(f"{self.prog}: error: {message} (see {self.prog} --help)")
+
+
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--conf", help="job config YAML (default: conf/local.yaml if present, else built-in local defaults)")
+        "--conf", help="job config YAML (default: the built-in local defaults, as in conf/local.yaml)")
     parser.add_argument("--lake", help="lake directory holding the Delta tables (overrides lake.path)")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="linkgraph", description="Link-graph analytics on Spark + Delta Lake")
+    parser = _Parser(prog="linkgraph", description="Link-graph analytics on Spark + Delta Lake")
     sub = parser.add_subparsers(dest="command", required=True)
 
     ingest = sub.add_parser("ingest", help="upsert crawl edge records into pages/links/rejects")
@@ -114,6 +128,9 @@ def build_parser() -> argparse.ArgumentParser:
     reward.add_argument("--no-rewards", action="store_true", help="spread and forget only; add no rewards")
     reward.add_argument("--no-prune", action="store_true", help="keep pages below the delete threshold")
     reward.add_argument("--undo-prune", metavar="RUN_ID", help="restore what reward run RUN_ID pruned, and stop")
+    reward.add_argument("--run-id", metavar="RUN_ID",
+                        help="run id to use (a retry: the same RUN_ID completes that run, or does nothing if it "
+                             "finished; default: a new id)")
     _common(reward)
 
     run = sub.add_parser("run", help="run every pipeline step on an input, or on the built-in sample crawl")
@@ -129,12 +146,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def resolve_config(args: argparse.Namespace) -> Config:
-    """The config file (``--conf``, else ``conf/local.yaml`` when the working directory has one,
-    else the built-in defaults) with ``--lake`` applied."""
-    conf_path = args.conf
-    if conf_path is None and Path("conf/local.yaml").is_file():
-        conf_path = "conf/local.yaml"
-    return load_config(conf_path).with_lake_path(args.lake)
+    """The config file given with ``--conf``, else the built-in defaults (the values of
+    ``conf/local.yaml``), with ``--lake`` applied.  Nothing is read from the working directory
+    implicitly: a config says how Spark starts (``spark.jars.packages``, JVM options), so only a
+    file named on the command line may set it."""
+    return load_config(args.conf).with_lake_path(args.lake)
 
 
 def _input_path(path: str, what: str = "input") -> str:
@@ -143,6 +159,18 @@ def _input_path(path: str, what: str = "input") -> str:
     uri = paths.to_uri(path)
     paths.require_local_input(uri, what)
     return uri
+
+
+def _check_output_parent(path: str) -> None:
+    """A local output file's directory must exist (checked before Spark starts)."""
+    local = paths.local_path(paths.to_uri(path))
+    if local is None:
+        return
+    parent = Path(local).parent
+    if Path(local).is_dir():
+        raise UsageError(f"--output {path} is a directory; give a file name")
+    if not parent.is_dir():
+        raise UsageError(f"--output {path}: directory {parent} does not exist")
 
 
 def _input_and_format(args: argparse.Namespace) -> tuple[str, str]:
@@ -205,9 +233,13 @@ def cmd_reward(args: argparse.Namespace, config: Config) -> int:
     if args.undo_prune:
         print(reward.undo(_context(config), args.undo_prune).summary())
         return 0
+    if args.run_id is not None and not _RUN_ID.fullmatch(args.run_id):
+        raise UsageError(f"--run-id {args.run_id!r}: use 1-100 letters, digits and . _ : + -")
     seeds = [url for group in _split(args.seeds) for url in group]
-    report = reward.run(_context(config, (signals, "page signals")), rounds=args.rounds, seeds=seeds,
-                        signals_path=signals)
+    ctx = _context(config, (signals, "page signals"))
+    if args.run_id is not None:
+        ctx = dataclasses.replace(ctx, run_id=args.run_id)
+    report = reward.run(ctx, rounds=args.rounds, seeds=seeds, signals_path=signals)
     if report.signals is not None:
         print(report.signals.summary())
     print(report.summary())
@@ -290,6 +322,8 @@ def cmd_frontier(args: argparse.Namespace, config: Config) -> int:
 
     if args.top <= 0:
         raise UsageError("--top must be positive")
+    if args.output:
+        _check_output_parent(args.output)
     ctx = _context(config)
     rows = lookup.frontier(ctx, args.top)
     buffer = io.StringIO()
@@ -408,7 +442,11 @@ COMMANDS = {
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("py4j").setLevel(logging.WARNING)
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except _ArgumentError as exc:
+        print(exc, file=sys.stderr)
+        return EXIT_USAGE
     try:
         config = resolve_config(args)
         return COMMANDS[args.command](args, config)

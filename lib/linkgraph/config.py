@@ -58,6 +58,10 @@ class SparkConfig:
     checkpoint_dir: str = "/tmp/linkgraph-checkpoints"
     conf: dict[str, str] = field(default_factory=lambda: dict(LOCAL_SPARK_CONF))
 
+    def __post_init__(self) -> None:
+        if self.shuffle_partitions <= 0:
+            raise ConfigError(f"spark.shuffle_partitions must be positive, got {self.shuffle_partitions}")
+
 
 @dataclass(frozen=True)
 class LakeConfig:
@@ -120,6 +124,21 @@ class RankConfig:
             raise ConfigError("rank.damping must be in (0, 1)")
         if self.tol <= 0 or self.max_iter <= 0:
             raise ConfigError("rank.tol and rank.max_iter must be positive")
+        if self.blocks < 0:
+            raise ConfigError(f"rank.blocks must be 0 (from the page count) or positive, got {self.blocks}")
+        if self.block_max_vertices <= 0:
+            raise ConfigError(f"rank.block_max_vertices must be positive, got {self.block_max_vertices}")
+        if self.checkpoint_every < 0:
+            raise ConfigError(f"rank.checkpoint_every must be 0 (never) or positive, got {self.checkpoint_every}")
+        if not 0 <= self.not_converged_exit_code <= 255:
+            raise ConfigError(f"rank.not_converged_exit_code must be in 0..255 (a process exit status), "
+                              f"got {self.not_converged_exit_code}")
+        from linkgraph.schemas import LINK_TYPES
+
+        unknown = [t for t in self.exclude_link_types if t not in LINK_TYPES]
+        if unknown:
+            raise ConfigError(
+                f"rank.exclude_link_types: unknown link type {unknown[0]!r} (known: {', '.join(LINK_TYPES)})")
 
 
 DEFAULT_BOILERPLATE_ANCHORS = [
@@ -351,6 +370,21 @@ class RewardConfig:
             raise ConfigError("reward.max_hits_per_term must be at least 1")
         if self.in_run not in ("sample", "always", "never"):
             raise ConfigError(f"reward.in_run must be sample, always or never, got {self.in_run!r}")
+        if self.feed_url_pattern is not None:
+            _check_regex(self.feed_url_pattern, "reward.feed_url_pattern")
+
+
+def _check_regex(pattern: str, key: str) -> None:
+    """A Java regex (Spark's ``rlike``) checked with Python's ``re``, which reads the common syntax
+    the same way; Java-only constructs Python rejects (``\\p{...}`` classes) are let through."""
+    import re
+
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        if "\\p" in pattern or "\\P" in pattern:
+            return
+        raise ConfigError(f"{key} is not a valid regular expression ({exc}): {pattern!r}") from None
 
 
 # --- reliability ---

@@ -12,16 +12,17 @@ Formats:
   ``InputSchemaError`` (for jsonl the first 1,000 records are inspected).
 * ``arcs``: text lines ``src<TAB or space>dst`` (LAW/SNAP arc lists, gzip allowed); lines starting
   with ``#`` or ``%`` are comments.
-* ``dat``: a "url graph" file as distributed for the Hollins crawl: a header line ``<nodes> <edges>``,
-  node lines ``<id> <url>`` and edge lines ``<src_id> <dst_id>``.
+* ``dat``: a "url graph" file as distributed for the Hollins crawl: a header line ``<nodes> <edges>``
+  (skipped), node lines ``<id> <url>`` and edge lines ``<src_id> <dst_id>``; any other line is a
+  malformed record.
 * ``gml``: GML graphs whose node ``label`` is a URL or host name (the polblogs data set).  GML is
-  not splittable, so this reader parses on the driver; it is meant for small graphs.
+  not splittable, so this reader parses on the driver (``linkgraph.gml``: linear, capped at
+  ``MAX_GML_BYTES`` decompressed); it is meant for small graphs.
 """
 
 from __future__ import annotations
 
-import gzip
-import re
+from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -29,7 +30,8 @@ from pyspark.sql.types import StringType, StructField, StructType
 
 from linkgraph import schemas as S
 from linkgraph.errors import InputSchemaError
-from linkgraph.paths import read_bytes
+from linkgraph.gml import MAX_GML_BYTES, GmlTooLarge, decompressed, parse_gml
+from linkgraph.paths import local_path, read_bytes
 
 CORRUPT_RECORD = "_corrupt_record"
 FORMATS: tuple[str, ...] = ("parquet", "jsonl", "csv", "arcs", "dat", "gml")
@@ -128,51 +130,60 @@ def read_arcs(spark: SparkSession, path: str | list[str]) -> DataFrame:
 
 
 def read_url_graph_dat(spark: SparkSession, path: str) -> DataFrame:
-    """Edge records from a Hollins-style ``.dat`` file (node lines with URLs, then id pairs)."""
+    """Edge records from a Hollins-style ``.dat`` file (a ``<nodes> <edges>[ <n>]`` header line,
+    node lines ``<id> <url>``, then arc lines ``<src_id> <dst_id>``).
+
+    The header is the first line of a file when it is two or three integers (a file without one starts
+    with a node line); it is not a record.  Every other non-blank line with other than two
+    tokens is a record of its own, a ``_corrupt_record`` (MALFORMED_RECORD): none is dropped."""
     tokens = F.split(F.trim(F.col("value")), r"\s+")
-    lines = spark.read.text(path).select(tokens.alias("t")).where(F.size("t") == 2)
+    text = (
+        spark.read.text(path)
+        .where(F.trim(F.col("value")) != "")
+        .select("value", tokens.alias("t"), F.col("_metadata.file_path").alias("_file"),
+                F.col("_metadata.file_block_start").alias("_block"),
+                F.monotonically_increasing_id().alias("_line"))
+    )
+    # Within one task the lines of a file's first split come in order: the smallest id is line 1.
+    first_lines = (text.where(F.col("_block") == 0).groupBy("_file").agg(F.min("_line").alias("_line"))
+                   .withColumn("_first", F.lit(True)))
+    numbers_only = F.array_join(F.col("t"), " ").rlike(r"^\d+( \d+){1,2}$")
+    lines = (
+        text.join(first_lines, on=["_file", "_line"], how="left")
+        .where(~(F.coalesce(F.col("_first"), F.lit(False)) & numbers_only))
+        .select("value", "t")
+    )
+    two = lines.where(F.size("t") == 2)
     is_edge = F.col("t")[1].rlike(r"^\d+$")
-    nodes = lines.where(~is_edge).select(F.col("t")[0].alias("id"), F.col("t")[1].alias("url"))
-    arcs = lines.where(is_edge).select(F.col("t")[0].alias("s"), F.col("t")[1].alias("d"))
+    nodes = two.where(~is_edge).select(F.col("t")[0].alias("id"), F.col("t")[1].alias("url"))
+    arcs = two.where(is_edge).select(F.col("t")[0].alias("s"), F.col("t")[1].alias("d"))
     src = nodes.select(F.col("id").alias("s"), F.col("url").alias(S.FROM_URL))
     dst = nodes.select(F.col("id").alias("d"), F.col("url").alias(S.TO_URL))
     edges = arcs.join(src, on="s", how="left").join(dst, on="d", how="left")
     # An arc to an id without a node line keeps a null URL and is rejected as NULL_FIELD.
-    return to_raw_edges(edges.select(S.FROM_URL, S.TO_URL))
+    malformed = lines.where(F.size("t") != 2).select(
+        F.lit(None).cast("string").alias(S.FROM_URL), F.lit(None).cast("string").alias(S.TO_URL),
+        F.col("value").alias(CORRUPT_RECORD))
+    well_formed = edges.select(S.FROM_URL, S.TO_URL, F.lit(None).cast("string").alias(CORRUPT_RECORD))
+    return to_raw_edges(well_formed.unionByName(malformed))
 
 
-_GML_NODE = re.compile(r'node\s*\[\s*(.*?)\s*\]', re.S)
-_GML_EDGE = re.compile(r'edge\s*\[\s*(.*?)\s*\]', re.S)
-_GML_ATTR = re.compile(r'(\w+)\s+("([^"]*)"|\S+)')
-
-
-def _gml_attrs(body: str) -> dict[str, str]:
-    return {m.group(1): (m.group(3) if m.group(3) is not None else m.group(2)) for m in _GML_ATTR.finditer(body)}
-
-
-def _label_to_url(label: str) -> str:
-    """polblogs labels are host names, optionally with a path: give them an http:// scheme."""
-    label = label.strip()
-    return label if re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*://", label) else f"http://{label}"
-
-
-def read_gml(spark: SparkSession, path: str) -> DataFrame:
-    """Edge records from a GML graph whose node labels are URLs or host names."""
-    raw = read_bytes(spark, path)
-    text = (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode("utf-8", errors="replace")
-    labels = {}
-    for m in _GML_NODE.finditer(text):
-        attrs = _gml_attrs(m.group(1))
-        if "id" in attrs:
-            labels[attrs["id"]] = _label_to_url(attrs["label"]) if "label" in attrs else None
-    rows = []
-    for m in _GML_EDGE.finditer(text):
-        attrs = _gml_attrs(m.group(1))
-        source, target = attrs.get("source"), attrs.get("target")
-        rows.append((labels.get(source) if source is not None else None,
-                     labels.get(target) if target is not None else None))
-    edges = spark.createDataFrame(rows, StructType([S.RAW_EDGE_RECORD[S.FROM_URL], S.RAW_EDGE_RECORD[S.TO_URL]]))
-    return to_raw_edges(edges)
+def read_gml(spark: SparkSession, path: str, max_bytes: int = MAX_GML_BYTES) -> DataFrame:
+    """Edge records from a GML graph whose node labels are URLs or host names (parsed on the
+    driver by ``linkgraph.gml``, bounded by ``max_bytes``); each problem of the file is one
+    ``_corrupt_record`` row, a file over the cap is one."""
+    local = local_path(path)
+    if local is not None and Path(local).is_dir():
+        raise InputSchemaError(f"input {path} is a directory: --format gml reads one file")
+    try:
+        graph = parse_gml(decompressed(read_bytes(spark, path), max_bytes).decode("utf-8", errors="replace"))
+        rows: list[tuple[str | None, str | None, str | None]] = [(s, t, None) for s, t in graph.edges]
+        rows += [(None, None, f"{path}: {problem}") for problem in graph.problems]
+    except GmlTooLarge as exc:
+        rows = [(None, None, f"{path}: {exc}")]
+    schema = StructType([S.RAW_EDGE_RECORD[S.FROM_URL], S.RAW_EDGE_RECORD[S.TO_URL],
+                         StructField(CORRUPT_RECORD, StringType(), True)])
+    return to_raw_edges(spark.createDataFrame(rows, schema))
 
 
 # --- crawl inputs: WARC/WAT files and Common Crawl graphs, read by linkgraph.crawl ---------------

@@ -614,3 +614,16 @@ REWARD_SCORES_TABLE = "reward_scores"
 REWARD_RUNS_TABLE = "reward_runs"
 FEEDS_TABLE = "feeds"
 PRUNED_PAGES_TABLE = "pruned_pages"
+
+# --- step runs (issue 18): what a multi-table step read, recorded before its first write, so that a
+# retry of the same run id reads the same table versions (time travel) and ends as one run would.
+STEP_RUNS_TABLE = "step_runs"
+STEP = "step"
+STEP_RUNS = StructType(
+    [
+        StructField(RUN_ID, StringType(), False),
+        StructField(STEP, StringType(), False),
+        StructField("started_at", TimestampType(), False),
+        StructField("inputs", StringType(), False),     # JSON: table -> Delta version read (null: absent)
+    ]
+)

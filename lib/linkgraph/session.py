@@ -1,8 +1,9 @@
 """The one SparkSession builder of the project.
 
 Called only from entry points (CLI, jobs, notebooks, bench) and the test fixture, never at import.
-If a session is already active (spark-submit, Databricks, a notebook) it is returned untouched:
-the platform provides Delta and its own tuning.  Otherwise a session is built from ``SparkConfig``
+If a session is already active (spark-submit, Databricks, a notebook) it is returned as it is
+(the platform provides Delta and its own tuning), given only the configured checkpoint directory
+when it has none.  Otherwise a session is built from ``SparkConfig``
 with Delta's extension and catalog, the pinned JVM packages and a checkpoint directory.
 """
 
@@ -36,6 +37,8 @@ def get_spark(spark_config: SparkConfig | None = None) -> SparkSession:
     """Return the active SparkSession, or build one from ``spark_config``."""
     active = SparkSession.getActiveSession()
     if active is not None:
+        if spark_config is not None:
+            _ensure_checkpoint_dir(active, spark_config.checkpoint_dir)
         return active
     spark_config = spark_config or SparkConfig()
     # Python workers must run this interpreter (the one with linkgraph and its pins installed).
@@ -65,3 +68,15 @@ def get_spark(spark_config: SparkConfig | None = None) -> SparkSession:
     spark = builder.getOrCreate()
     spark.sparkContext.setCheckpointDir(spark_config.checkpoint_dir)
     return spark
+
+
+def _ensure_checkpoint_dir(spark: SparkSession, directory: str) -> None:
+    """Give a session the platform built (Databricks, spark-submit) the configured checkpoint
+    directory when it has none: steps that number new pages checkpoint.  Sessions without a
+    SparkContext (Spark Connect, serverless) are left alone."""
+    try:
+        context = spark.sparkContext
+        if context.getCheckpointDir() is None:
+            context.setCheckpointDir(directory)
+    except Exception as exc:  # noqa: BLE001 - no SparkContext here; such platforms manage checkpoints
+        log.debug("checkpoint directory not set on the active session: %s", exc)

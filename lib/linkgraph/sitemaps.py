@@ -5,11 +5,12 @@ so an XML bomb ("billion laughs") or an XXE file is rejected, never expanded; a 
 file larger than ``max_bytes`` (the protocol's limit is 50 MB) is rejected before parsing, which
 also stops gzip bombs.  Every problem becomes a reject with a reason, never an exception:
 
-* the whole file: ``MALFORMED_RECORD`` (truncated gzip, not well-formed XML, root neither
-  ``urlset`` nor ``sitemapindex``), ``UNSAFE_XML`` (DTD/entities), ``OVERSIZED_FIELD``;
+* the whole file: ``MALFORMED_RECORD`` (truncated gzip, not well-formed XML, an unknown or
+  unusable encoding, root neither ``urlset`` nor ``sitemapindex``), ``UNSAFE_XML``
+  (DTD/entities), ``OVERSIZED_FIELD`` (over ``max_bytes``, or more than 50,000 entries);
 * one ``<url>``: ``NULL_FIELD`` (no ``<loc>``), the URL reasons of ``linkgraph.urls.canonicalize``,
   ``INVALID_VALUE`` (priority not a number or outside 0.0-1.0, unknown changefreq),
-  ``MALFORMED_TIMESTAMP`` (lastmod not a W3C datetime).
+  ``MALFORMED_TIMESTAMP`` (lastmod not a W3C datetime, or out of range in UTC).
 
 An entry without ``<priority>`` gets the protocol's default 0.5.  A sitemap index contributes no
 URLs itself; the sitemaps it lists are read when they are among the input files (nothing is
@@ -23,6 +24,7 @@ import io
 import zlib
 from collections.abc import Iterator
 from datetime import datetime, timezone
+from typing import Any
 
 import pandas as pd
 
@@ -31,6 +33,7 @@ from linkgraph.urls import canonicalize
 
 DEFAULT_PRIORITY = 0.5
 MAX_SITEMAP_BYTES = 50 * 1024 * 1024
+MAX_SITEMAP_URLS = 50_000
 CHANGEFREQS = ("always", "hourly", "daily", "weekly", "monthly", "yearly", "never")
 
 ENTRY, REJECT, CHILD = "entry", "reject", "child"
@@ -64,11 +67,11 @@ def parse_lastmod(text: str) -> datetime | None:
         if len(text) in formats:
             return datetime.strptime(text, formats[len(text)])
         parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
+        if parsed.tzinfo is None:
+            return None
+        return parsed.astimezone(timezone.utc).replace(tzinfo=None)
+    except (ValueError, OverflowError):  # OverflowError: 0001-01-01T00:00:00+01:00 is before year 1 in UTC
         return None
-    if parsed.tzinfo is None:
-        return None
-    return parsed.astimezone(timezone.utc).replace(tzinfo=None)
 
 
 def _entry(element, sitemap: str) -> dict:
@@ -102,44 +105,67 @@ def _entry(element, sitemap: str) -> dict:
             "changefreq": changefreq}
 
 
-def parse_sitemap(data: bytes, sitemap: str, max_bytes: int = MAX_SITEMAP_BYTES) -> list[dict]:
+def parse_sitemap(data: bytes, sitemap: str, max_bytes: int = MAX_SITEMAP_BYTES,
+                  max_urls: int = MAX_SITEMAP_URLS) -> list[dict]:
     """Every ``<url>`` of one sitemap file as an entry or a reject row, or the ``<sitemap>``
-    locations of an index as child rows; a file that cannot be read is one reject row."""
+    locations of an index as child rows; a file that cannot be read is one reject row.
+
+    The XML is parsed incrementally and each ``<url>`` dropped once read, so memory is the file's
+    bytes plus at most ``max_urls`` rows; a file listing more than ``max_urls`` URLs (the
+    protocol's 50,000) is one ``OVERSIZED_FIELD`` reject, found without reading further."""
     from xml.etree.ElementTree import ParseError
 
     from defusedxml import DefusedXmlException
-    from defusedxml.ElementTree import fromstring
+    from defusedxml.ElementTree import iterparse
 
     def file_reject(reason: str, detail: str) -> list[dict]:
         return [{"kind": REJECT, S.URL: None, "priority": None, "lastmod": None, "changefreq": None,
                  "sitemap": sitemap, S.REASON: reason, S.DETAIL: detail[:500], "raw": None}]
 
+    rows: list[dict] = []
     try:
-        root = fromstring(_decompressed(data, max_bytes), forbid_dtd=True, forbid_entities=True, forbid_external=True)
+        events = iterparse(io.BytesIO(_decompressed(data, max_bytes)), events=("start", "end"),
+                           forbid_dtd=True, forbid_entities=True, forbid_external=True)
+        root: Any = None
+        depth = 0
+        for event, element in events:
+            if event == "start":
+                depth += 1
+                if root is None:
+                    root = element
+                    if _local(root.tag) not in ("urlset", "sitemapindex"):
+                        return file_reject(S.Reason.MALFORMED_RECORD,
+                                           f"root element <{_local(root.tag)}> is neither <urlset> nor <sitemapindex>")
+                continue
+            depth -= 1
+            if depth != 1:
+                continue
+            name = _local(element.tag)
+            listed = name == ("url" if _local(root.tag) == "urlset" else "sitemap")
+            if listed and len(rows) >= max_urls:
+                return file_reject(S.Reason.OVERSIZED_FIELD,
+                                   f"sitemap lists more than {max_urls} entries (the protocol's limit); not read")
+            if listed and name == "url":
+                rows.append(_entry(element, sitemap))
+            elif listed:
+                loc = next(((c.text or "").strip() for c in element if _local(c.tag) == "loc" and c.text), None)
+                if loc:
+                    rows.append({"kind": CHILD, S.URL: None, "priority": None, "lastmod": None, "changefreq": None,
+                                 "sitemap": sitemap, S.REASON: None, S.DETAIL: None, "raw": loc})
+            root.clear()   # drop what was read: memory stays bounded by the file's bytes
     except OverflowError as exc:
         return file_reject(S.Reason.OVERSIZED_FIELD, str(exc))
     except DefusedXmlException as exc:
         return file_reject(S.Reason.UNSAFE_XML, f"{type(exc).__name__}: {exc}")
-    except (ParseError, EOFError, OSError, zlib.error) as exc:
+    except (ParseError, EOFError, OSError, zlib.error, LookupError, ValueError) as exc:
+        # LookupError: an encoding Python does not know; ValueError: one expat cannot use
         return file_reject(S.Reason.MALFORMED_RECORD, f"not a readable sitemap: {type(exc).__name__}: {exc}")
-    kind = _local(root.tag)
-    if kind == "urlset":
-        return [_entry(element, sitemap) for element in root if _local(element.tag) == "url"]
-    if kind == "sitemapindex":
-        children = []
-        for element in root:
-            loc = next((c.text.strip() for c in element if _local(c.tag) == "loc" and c.text), None)
-            if _local(element.tag) == "sitemap" and loc:
-                children.append({"kind": CHILD, S.URL: None, "priority": None, "lastmod": None, "changefreq": None,
-                                 "sitemap": sitemap, S.REASON: None, S.DETAIL: None, "raw": loc})
-        return children
-    return file_reject(S.Reason.MALFORMED_RECORD, f"root element <{kind}> is neither <urlset> nor <sitemapindex>")
+    return rows
 
 
 def parse_files(batches: Iterator[pd.DataFrame], max_bytes: int) -> Iterator[pd.DataFrame]:
     """``mapInPandas`` body over Spark's ``binaryFile`` rows (path, content): one task parses
     its files, nothing reaches the driver."""
     for pdf in batches:
-        rows = [row for path, content in zip(pdf["path"], pdf["content"], strict=True)
-                for row in parse_sitemap(bytes(content), path, max_bytes)]
-        yield pd.DataFrame(rows, columns=list(PARSED_COLUMNS))
+        for path, content in zip(pdf["path"], pdf["content"], strict=True):   # one file's rows at a time
+            yield pd.DataFrame(parse_sitemap(bytes(content), path, max_bytes), columns=list(PARSED_COLUMNS))

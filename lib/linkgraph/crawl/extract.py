@@ -20,12 +20,19 @@ from datetime import datetime, timezone
 
 from linkgraph import urls
 from linkgraph.crawl import payload as P
-from linkgraph.crawl.htmllinks import FEED_TYPES, extract_page, is_feed_url, normalize_space, resolve
+from linkgraph.crawl.htmllinks import (
+    FEED_TYPES,
+    extract_page,
+    html_complexity_problem,
+    is_feed_url,
+    normalize_space,
+    resolve,
+)
 from linkgraph.crawl.warc import MALFORMED_RECORD, ReadProblem, WarcRecord
 
 EDGE, PAGE, REDIRECT, SKIPPED, REJECTED = "edge", "page", "redirect", "skipped", "rejected"
 RECORD_KINDS = (PAGE, REDIRECT, SKIPPED, REJECTED)
-OVERSIZED_PAGE = "OVERSIZED_PAGE"
+OVERSIZED_PAGE = P.OVERSIZED_PAGE
 
 COLUMNS = (
     "row_kind", "file", "record_id", "record_offset",
@@ -145,13 +152,16 @@ def _response_rows(record: WarcRecord, file: str, settings: ExtractSettings) -> 
                         f"payload of {record.content_length} bytes exceeds {settings.max_page_bytes}")
         return
     try:
-        body = P.decode_http_body(record.payload, headers)
+        body = P.decode_http_body(record.payload, headers, settings.max_page_bytes)
         if len(body) > settings.max_page_bytes:
             raise P.PayloadError(
                 OVERSIZED_PAGE, f"decoded payload of {len(body)} bytes exceeds {settings.max_page_bytes}")
         if not P.is_html(declared_type, body):
             raise P.PayloadError(P.NON_HTML, "payload without a media type does not start as HTML")
         html, _codec = P.decode_html(body, P.content_type_charset(declared_type))
+        too_complex = html_complexity_problem(html)
+        if too_complex is not None:
+            raise P.PayloadError(OVERSIZED_PAGE, too_complex)
     except P.PayloadError as exc:
         yield _rejected(record, file, exc.reason, exc.detail)
         return

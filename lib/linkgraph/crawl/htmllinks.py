@@ -120,6 +120,66 @@ def is_feed_url(url: str) -> bool:
     return path.endswith(_FEED_SUFFIXES) and not last.startswith("sitemap")
 
 
+# --- complexity guard, run before the parser ---------------------------------------------------
+# Lexbor's tree builder does work proportional to the depth of the open-element stack for every
+# start tag (scope checks), so parse time grows with elements x depth: 20k nested <div> take
+# ~2 s, 100k over a minute.  A linear scan estimates both before parsing (Blink's parser stops
+# nesting at 512; pages deeper than MAX_HTML_DEPTH are not real documents).
+MAX_HTML_DEPTH = 1024
+MAX_HTML_WORK = 200_000_000         # sum over start tags of the nesting depth (~3 s of parsing)
+_VOID_OR_OPTIONAL_END = frozenset({
+    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr",
+    "param", "keygen", "basefont", "bgsound", "frame", "image",
+    "p", "li", "dt", "dd", "rt", "rp", "rb", "rtc", "optgroup", "option", "colgroup", "caption", "thead",
+    "tbody", "tfoot", "tr", "td", "th", "html", "head", "body",
+})
+_RAW_TEXT = frozenset({"script", "style", "textarea", "title", "xmp", "iframe", "noembed", "noframes", "noscript"})
+_TAG_OR_COMMENT = re.compile(r"<!--|<(/?)([a-z][a-z0-9:-]{0,40})")
+
+
+def html_complexity_problem(html: str, max_depth: int = MAX_HTML_DEPTH, max_work: int = MAX_HTML_WORK) -> str | None:
+    """Why ``html`` is too deeply nested or too costly to parse, or ``None``.
+
+    One pass over the tags (no backtracking, linear in the page): elements that close themselves
+    or whose end tag is optional do not nest; script/style/… content and comments are skipped."""
+    text = html.lower()
+    depth = deepest = 0
+    work = 0
+    position = 0
+    search = _TAG_OR_COMMENT.search
+    while True:
+        match = search(text, position)
+        if match is None:
+            return None
+        position = match.end()
+        name = match.group(2)
+        if name is None:  # a comment: skip to its end (an unclosed one runs to the end of the page)
+            end = text.find("-->", position)
+            if end < 0:
+                return None
+            position = end + 3
+            continue
+        if name in _VOID_OR_OPTIONAL_END:
+            work += 1
+            continue
+        if match.group(1):
+            depth = max(depth - 1, 0)
+            continue
+        depth += 1
+        work += depth
+        if depth > deepest:
+            deepest = depth
+            if deepest > max_depth:
+                return f"HTML nests elements more than {max_depth} deep (not parsed)"
+        if work > max_work:
+            return f"HTML too costly to parse: nesting depth x elements exceeds {max_work} (not parsed)"
+        if name in _RAW_TEXT:
+            end = text.find(f"</{name}", position)
+            if end < 0:
+                return None
+            position = end
+
+
 def _landmark(tag: str, attributes: dict) -> str | None:
     position = _TAG_POSITIONS.get(tag)
     if position:

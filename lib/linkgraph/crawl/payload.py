@@ -22,6 +22,7 @@ import re
 import zlib
 
 MALFORMED_RECORD = "MALFORMED_RECORD"
+OVERSIZED_PAGE = "OVERSIZED_PAGE"
 NON_HTML = "NON_HTML"
 UNDECODABLE_CHARSET = "UNDECODABLE_CHARSET"
 
@@ -94,25 +95,27 @@ def dechunk(body: bytes) -> bytes:
         position = line_end + 2 + size + 2
 
 
-def decode_http_body(body: bytes, headers: dict[str, str]) -> bytes:
+def decode_http_body(body: bytes, headers: dict[str, str], max_bytes: int | None = None) -> bytes:
     """The entity as the server meant it: de-chunked and content-decoded (gzip, deflate, br).
-    ``headers`` has lower-case names."""
+    ``headers`` has lower-case names.
+
+    Decompression streams with an output cap: no step produces more than ``max_bytes + 1`` bytes,
+    so a decompression bomb (a 1 MB gzip body of 1 GiB, a 1.6 KB brotli body of 1 GiB) is
+    rejected as ``OVERSIZED_PAGE`` after ``max_bytes`` bytes of output, never held in memory."""
     if "chunked" in headers.get("transfer-encoding", "").lower():
         body = dechunk(body)
     codings = [c.strip().lower() for c in headers.get("content-encoding", "").split(",") if c.strip()]
     for coding in reversed(codings):
         try:
             if coding in ("gzip", "x-gzip"):
-                body = zlib.decompress(body, wbits=47)
+                body = _inflate(body, 47, max_bytes)
             elif coding == "deflate":
                 try:
-                    body = zlib.decompress(body)
+                    body = _inflate(body, 15, max_bytes)
                 except zlib.error:
-                    body = zlib.decompress(body, wbits=-15)
+                    body = _inflate(body, -15, max_bytes)
             elif coding == "br":
-                import brotli
-
-                body = brotli.decompress(body)
+                body = _unbrotli(body, max_bytes)
             elif coding != "identity":
                 raise PayloadError(MALFORMED_RECORD, f"unsupported Content-Encoding {coding!r}")
         except PayloadError:
@@ -120,6 +123,38 @@ def decode_http_body(body: bytes, headers: dict[str, str]) -> bytes:
         except Exception as exc:  # zlib.error, brotli.error
             raise PayloadError(MALFORMED_RECORD, f"Content-Encoding {coding} could not be decoded: {exc}") from None
     return body
+
+
+def _oversized(coding: str, max_bytes: int) -> PayloadError:
+    return PayloadError(OVERSIZED_PAGE, f"{coding}-decoded payload exceeds {max_bytes} bytes (decoding stopped there)")
+
+
+def _inflate(data: bytes, wbits: int, max_bytes: int | None) -> bytes:
+    """zlib/gzip/raw deflate with at most ``max_bytes + 1`` bytes of output (None: no cap)."""
+    inflater = zlib.decompressobj(wbits=wbits)
+    limit = 0 if max_bytes is None else max_bytes + 1
+    out = inflater.decompress(data, limit)
+    if max_bytes is not None and (len(out) > max_bytes or inflater.unconsumed_tail):
+        raise _oversized("gzip" if wbits > 15 else "deflate", max_bytes)
+    if not inflater.eof:
+        raise zlib.error("incomplete or truncated stream")
+    return out
+
+
+def _unbrotli(data: bytes, max_bytes: int | None) -> bytes:
+    """Brotli with at most about ``max_bytes + 1`` bytes of output (None: no cap)."""
+    import brotli
+
+    decoder = brotli.Decompressor()
+    if max_bytes is None:
+        out = decoder.process(data)
+    else:
+        out = decoder.process(data, output_buffer_limit=max_bytes + 1)
+        if len(out) > max_bytes or not decoder.can_accept_more_data():
+            raise _oversized("br", max_bytes)
+    if not decoder.is_finished():
+        raise brotli.error("incomplete or truncated stream")
+    return out
 
 
 def python_codec(label: str | None) -> str | None:

@@ -33,6 +33,7 @@ MALFORMED_RECORD = "MALFORMED_RECORD"
 
 GZIP_MAGIC = b"\x1f\x8b\x08"
 _SCAN_BLOCK = 1 << 20
+_HEADER_ROOM = 1 << 20
 
 
 @dataclass
@@ -98,22 +99,47 @@ def _http_headers(record) -> tuple[int | None, dict[str, str]]:
     return (int(status) if status else None), values
 
 
-def _member_end(stream: BinaryIO, start: int) -> int | None:
+class _MemberTooLarge(Exception):
+    """A gzip member decompresses past its cap (a decompression bomb, or not one record per member)."""
+
+
+def _member_end(stream: BinaryIO, start: int, max_output: int) -> int | None:
     """End offset of the gzip member starting at ``start``, or ``None`` if it does not end
-    (cut off or corrupt)."""
+    (cut off or corrupt).  Output is produced ``_SCAN_BLOCK`` bytes at a time and dropped, and
+    :class:`_MemberTooLarge` is raised once it passes ``max_output`` bytes: memory and time stay
+    bounded whatever the compression ratio."""
     stream.seek(start)
     inflater = zlib.decompressobj(wbits=31)
     consumed = start
+    produced = 0
     while not inflater.eof:
         chunk = stream.read(_SCAN_BLOCK)
         if not chunk:
             return None
-        try:
-            inflater.decompress(chunk)
-        except zlib.error:
-            return None
+        data = chunk
+        while data and not inflater.eof:
+            try:
+                produced += len(inflater.decompress(data, _SCAN_BLOCK))
+            except zlib.error:
+                return None
+            if produced > max_output:
+                raise _MemberTooLarge(f"gzip member at offset {start} decompresses to more than {max_output} bytes")
+            data = inflater.unconsumed_tail
         consumed += len(chunk)
     return consumed - len(inflater.unused_data)
+
+
+def _member_cap(block_length: int, max_payload_bytes: int) -> int:
+    """Most bytes one record's gzip member may decompress to: its block (or the payload limit)
+    plus room for the WARC headers."""
+    return max(block_length, max_payload_bytes) + _HEADER_ROOM
+
+
+def _block_length(record) -> int:
+    try:
+        return max(int(_header(record, "Content-Length") or 0), 0)
+    except ValueError:
+        return 0
 
 
 def _plain_record_end(stream: BinaryIO, start: int, block_length: int) -> int | None:
@@ -182,6 +208,7 @@ def _read_from(open_stream: Opener, start: int, size: int, is_gzip: bool, max_pa
     last_offset = None          # offset of the last record whose block was read
     current_id = None
     base = None                 # FastWARC's stream_pos is the stream's tell(); tolerate relative ones
+    last_block_length = 0
     with open_stream() as stream:
         stream.seek(start)
         try:
@@ -219,18 +246,29 @@ def _read_from(open_stream: Opener, start: int, size: int, is_gzip: bool, max_pa
                     http_headers=headers,
                     payload=payload,
                 )
-                pending_block_length = int(_header(record, "Content-Length") or 0)
+                pending_block_length = _block_length(record)
+                last_block_length = pending_block_length
         except (OSError, ValueError, EOFError) as exc:
             if pending is not None:
                 yield pending
-            return (yield from _skip_unreadable(stream, start, last_offset, is_gzip, current_id, exc))
+            cap = _member_cap(last_block_length, max_payload_bytes)
+            return (yield from _skip_unreadable(stream, start, last_offset, is_gzip, current_id, exc, cap))
         if pending is None:
             if start < size:
                 yield ReadProblem(start, TRUNCATED_RECORD,
                                   f"{size - start} bytes at offset {start} hold no readable WARC record")
             return None
-        end = (_member_end(stream, pending.offset) if is_gzip
-               else _plain_record_end(stream, pending.offset, pending_block_length))
+        try:
+            end = (_member_end(stream, pending.offset, _member_cap(pending_block_length, max_payload_bytes))
+                   if is_gzip else _plain_record_end(stream, pending.offset, pending_block_length))
+        except _MemberTooLarge as exc:
+            yield pending
+            yield ReadProblem(pending.offset, MALFORMED_RECORD,
+                              f"{exc}, more than its record: the rest of the file is not read",
+                              pending.record_id, pending.target_uri)
+            return None
+        except (OSError, ValueError, EOFError):
+            end = None
         if end is None or end > size:
             yield ReadProblem(pending.offset, TRUNCATED_RECORD,
                               f"{pending.record_type} record {pending.record_id} at offset {pending.offset}: "
@@ -246,12 +284,15 @@ def _read_from(open_stream: Opener, start: int, size: int, is_gzip: bool, max_pa
 
 
 def _skip_unreadable(stream: BinaryIO, start: int, last_offset: int | None, is_gzip: bool,
-                     record_id: str | None, exc: Exception):
+                     record_id: str | None, exc: Exception, member_cap: int):
     """Report unreadable data and find the next readable gzip member (or give up)."""
     size = _size(stream)
     failing = start
     if last_offset is not None and is_gzip:
-        failing = _member_end(stream, last_offset) or last_offset
+        try:
+            failing = _member_end(stream, last_offset, member_cap) or last_offset
+        except (_MemberTooLarge, OSError, ValueError, EOFError):
+            failing = last_offset
     elif last_offset is not None:
         failing = last_offset
     resume = _next_warc_member(stream, failing + 1) if is_gzip else None

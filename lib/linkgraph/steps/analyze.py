@@ -78,7 +78,10 @@ def run(ctx: StepContext) -> AnalysisReport:
     if all(lake.built_from(table) == report.inputs for table in ANALYSIS_TABLES):
         report.up_to_date = True
         return report
-    pages, links = lake.read(S.PAGES_TABLE), lake.read(S.LINKS_TABLE)
+    # read the versions recorded in ``inputs`` (a commit landing meanwhile is not mixed in)
+    versions = json.loads(report.inputs)
+    pages = lake.read_version(S.PAGES_TABLE, versions[S.PAGES_TABLE])
+    links = lake.read_version(S.LINKS_TABLE, versions[S.LINKS_TABLE])
 
     def write(table: str, df: DataFrame) -> None:
         lake.overwrite(table, df, built_from=report.inputs)

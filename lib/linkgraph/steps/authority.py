@@ -11,6 +11,7 @@ from pyspark.sql import functions as F
 from linkgraph import schemas as S
 from linkgraph import tables as T
 from linkgraph.authority import read_external_authority
+from linkgraph.errors import InputSchemaError
 from linkgraph.steps.context import Report, StepContext
 
 log = logging.getLogger(__name__)
@@ -36,6 +37,13 @@ def run(ctx: StepContext, input_path: str, fmt: str) -> AuthorityReport:
     """Replace the ``external_authority`` rows of source ``fmt`` with the file's; bad rows go to
     ``rejects``."""
     valid, bad = read_external_authority(ctx.spark, input_path, fmt)
+    if not valid.limit(1).count():
+        # A wrong delimiter reads every line as one unparsable name: replacing the source's rows
+        # with nothing would wipe it and report success.
+        rejected = bad.count()
+        raise InputSchemaError(
+            f"{input_path}: no valid {fmt} row ({rejected} unreadable; wrong delimiter or format?); "
+            f"external_authority left as it was")
     rejects = T.reject_rows(bad.select(S.REASON, S.DETAIL, *T.raw_with_to_url(F.col("_name"))), str(input_path))
     report = AuthorityReport(source=str(input_path), fmt=fmt)
     report.imported = T.replace_external_authority(ctx.lake, valid, fmt)

@@ -82,7 +82,7 @@ def run(ctx: StepContext) -> CompressReport:
     version = lake.current_version(S.LINKS_TABLE)
     report = CompressReport(links_version=version)
     wanted = (version, cc.block_size, cc.window_size, cc.max_ref_count, cc.min_interval_length, cc.residual_code)
-    links = lake.read(S.LINKS_TABLE).select(S.SRC_ID, S.DST_ID)
+    links = lake.read_version(S.LINKS_TABLE, version).select(S.SRC_ID, S.DST_ID)   # the version recorded
     states = {table: compressed_table_state(lake, table) for table in TABLES}
     if any(state[0] is None for state in states.values()) and not links.limit(1).count():
         # no links: empty tables are the up-to-date result (they carry no build row to compare)

@@ -14,6 +14,7 @@ from pyspark.sql import functions as F
 
 from linkgraph import readers
 from linkgraph import schemas as S
+from linkgraph.errors import MissingTableError
 from linkgraph.io.delta import Lake
 from linkgraph.rank import teleport as T
 from linkgraph.rank.engine import BlockEngine, IterationStat, RankParams, RankResult
@@ -118,6 +119,8 @@ def teleport_vectors(lake: Lake, graph: RankGraph, pages: DataFrame, links: Data
         n_vectors = len(personalization.topics)
         T.check_covered(teleport, [",".join(t) for t in personalization.topics])
     elif personalization.table:
+        if not lake.exists(personalization.table):
+            raise MissingTableError(f"--personalization table '{personalization.table}' not found in lake {lake.root}")
         teleport, n_vectors = T.from_table(graph.page_vertices, lake.read(personalization.table))
         T.check_covered(teleport, [f"vector {k}" for k in range(n_vectors)])
     if teleport is not None:

@@ -23,12 +23,22 @@ such that every committed state is consistent and a killed run heals on the next
    without scored in-links) and prunes again.
 7. ``reward_runs`` append.
 
+0. Before all of these, the run records itself in ``step_runs``: its run id, start time and the
+   Delta versions of ``pages``, ``links``, ``reward_scores``, ``feeds`` and ``page_signals`` it
+   reads.  Every read is of those versions (time travel), so a retry with the same run id
+   (``linkgraph reward --run-id RUN_ID``, or a task retried by a scheduler that passes one)
+   computes the same scores from the same previous scores and known feeds, and every write above
+   is idempotent for it (a replace, MERGEs, an insert-only audit, deletes); a run that already
+   appended its ``reward_runs`` rows is not run again.
+
 Undo (``undo_prune``): the pages and links of a prune are re-inserted from the recorded Delta
-versions (time travel), pages first, then links, then their scores.
+versions (time travel), pages first, then links, then their scores; a page already restored by an
+undo that died half-way counts as free, so running it again completes the rest.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import tempfile
 import time
@@ -182,22 +192,26 @@ def run(ctx: StepContext, rounds: int | None = None, seeds: list[str] | None = N
     seed_urls = [seed.url for seed in canonical if seed.url is not None]
     report = RewardReport(run_id=ctx.run_id, rounds=rounds, rewards_enabled=rc.rewards)
     lake.require(S.PAGES_TABLE, S.LINKS_TABLE)
+    if _finished(lake, ctx.run_id):
+        return _finished_report(ctx, report)
     if signals_path is not None:
         report.signals = ingest_page_signals(ctx.spark, lake, signals_path, signals_source)
+    record = _begin(ctx)
     cache = _Cache()
     try:
-        inputs = _read_inputs(ctx, cache, seed_urls, report)
-        start, stat0 = _start_scores(ctx, inputs, report)
-        signals = lake.read_or_empty(S.PAGE_SIGNALS_TABLE, S.PAGE_SIGNALS).join(inputs.pages, on=S.URL, how="inner")
-        rewards, discovered = _rewards(ctx, cache, signals, report)
+        inputs = _read_inputs(ctx, cache, seed_urls, report, record)
+        start, stat0 = _start_scores(ctx, inputs, report, record)
+        signals = _recorded(lake, record, S.PAGE_SIGNALS_TABLE, S.PAGE_SIGNALS).join(
+            inputs.pages, on=S.URL, how="inner")
+        rewards, discovered = _rewards(ctx, cache, signals, report, record)
         shares = R.neighbour_shares(inputs.weighted)
         final, history = R.run_rounds(
             start.select(S.PAGE_ID, S.SCORE), R.round_vertices(inputs.pages, shares, rewards), shares,
             R.SpreadParams(rc.send_fraction, rc.forget_rate), rounds, progress=_log_round,
         )
         report.history = [stat0, *history]
-        _write_results(ctx, cache, inputs, cache.keep(final), signals, discovered, report)
-        _record_rounds(lake, report, ctx.config, _naive(ctx.started_at), inputs.links_version)
+        _write_results(ctx, cache, inputs, cache.keep(final), signals, discovered, report, record.started_at)
+        _record_rounds(lake, report, ctx.config, record.started_at, inputs.links_version)
     finally:
         cache.release()
     report.seconds = ctx.elapsed()
@@ -209,9 +223,81 @@ def _naive(moment: datetime) -> datetime:
     return moment.replace(tzinfo=None)
 
 
-def _read_inputs(ctx: StepContext, cache: _Cache, seed_urls: list[str], report: RewardReport) -> _Inputs:
+# --- the run record (step 0) ---------------------------------------------------------------------
+
+REWARD_STEP = "reward"
+RECORDED_TABLES = (S.PAGES_TABLE, S.LINKS_TABLE, S.REWARD_SCORES_TABLE, S.FEEDS_TABLE, S.PAGE_SIGNALS_TABLE)
+
+
+@dataclass(frozen=True)
+class _RunRecord:
+    """When the run (first) started and the table versions it reads (None: the table was absent)."""
+
+    started_at: datetime
+    versions: dict[str, int | None]
+    retried: bool
+
+
+def _begin(ctx: StepContext) -> _RunRecord:
+    """The ``step_runs`` record of this run id: the one a previous attempt wrote, else a new one
+    written now, before anything else of the run."""
+    lake = ctx.lake
+    if lake.exists(S.STEP_RUNS_TABLE):
+        row = (lake.read(S.STEP_RUNS_TABLE)
+               .where((F.col(S.RUN_ID) == ctx.run_id) & (F.col(S.STEP) == REWARD_STEP)).first())
+        if row is not None:
+            log.info("reward run %s: retried; reading the table versions its first attempt recorded", ctx.run_id)
+            return _RunRecord(row["started_at"], json.loads(row["inputs"]), retried=True)
+    versions = {table: lake.version(table) for table in RECORDED_TABLES}
+    started_at = _naive(ctx.started_at)
+    row_df = ctx.spark.createDataFrame(
+        [(ctx.run_id, REWARD_STEP, started_at, json.dumps(versions, sort_keys=True))], S.STEP_RUNS)
+    lake.ensure(S.STEP_RUNS_TABLE, S.STEP_RUNS)
+    T.insert_missing(lake, S.STEP_RUNS_TABLE, row_df, [S.RUN_ID, S.STEP])
+    return _RunRecord(started_at, versions, retried=False)
+
+
+def _recorded(lake: Lake, record: _RunRecord, table: str, schema) -> DataFrame:
+    """``table`` at the version the run recorded (empty when it did not exist then)."""
+    version = record.versions.get(table)
+    if version is None:
+        return lake.spark.createDataFrame([], schema)
+    return lake.read_version(table, version)
+
+
+def _finished(lake: Lake, run_id: str) -> bool:
+    return lake.exists(S.REWARD_RUNS_TABLE) and bool(
+        lake.read(S.REWARD_RUNS_TABLE).where(F.col(S.RUN_ID) == run_id).limit(1).count())
+
+
+def _finished_report(ctx: StepContext, report: RewardReport) -> RewardReport:
+    """The report of a run that completed before (a retry of it writes nothing)."""
+    lake, run_id = ctx.lake, ctx.run_id
+    runs = lake.read(S.REWARD_RUNS_TABLE).where(F.col(S.RUN_ID) == run_id)
+    last = one_row(runs.orderBy(F.col(S.ROUND).desc()).limit(1))
+    first = one_row(runs.where(F.col(S.ROUND) == 0))
+    report.rounds, report.pages, report.new_pages = int(last[S.ROUND]), int(first["pages"]), int(first["new_pages"])
+    report.total_score = float(last["total_score"])
+    report.rewards_enabled = bool(first["rewards_enabled"])
+    pruned = (lake.read(S.PRUNED_PAGES_TABLE).where(F.col(S.RUN_ID) == run_id)
+              if lake.exists(S.PRUNED_PAGES_TABLE) else None)
+    recorded = pruned.select("links_version").first() if pruned is not None else None
+    if pruned is not None and recorded is not None:
+        report.pruned_pages = pruned.count()
+        old_links = lake.read_version(S.LINKS_TABLE, recorded["links_version"])
+        report.pruned_links = R.links_touching(old_links, pruned.select(S.PAGE_ID)).count()
+    if lake.exists(S.FEEDS_TABLE):
+        report.feeds_discovered = lake.read(S.FEEDS_TABLE).where(F.col("discovered_run_id") == run_id).count()
+    report.seconds = ctx.elapsed()
+    log.info("reward run %s finished before; nothing to do", run_id)
+    return report
+
+
+def _read_inputs(ctx: StepContext, cache: _Cache, seed_urls: list[str], report: RewardReport,
+                 record: _RunRecord) -> _Inputs:
     rc, lake = ctx.config.reward, ctx.lake
-    pages_version, links_version = lake.current_version(S.PAGES_TABLE), lake.current_version(S.LINKS_TABLE)
+    pages_version, links_version = record.versions[S.PAGES_TABLE], record.versions[S.LINKS_TABLE]
+    assert pages_version is not None and links_version is not None, "pages and links are required"
     pages = cache.keep(lake.read_version(S.PAGES_TABLE, pages_version).select(S.PAGE_ID, S.URL))
     links = lake.read_version(S.LINKS_TABLE, links_version)
     weighted = cache.keep(R.link_weights(links, rc.link_type_weights, rc.position_weights))
@@ -226,10 +312,11 @@ def _read_inputs(ctx: StepContext, cache: _Cache, seed_urls: list[str], report: 
     return _Inputs(pages_version, links_version, pages, links, weighted, seed_ids)
 
 
-def _start_scores(ctx: StepContext, inputs: _Inputs, report: RewardReport) -> tuple[DataFrame, R.RoundStat]:
+def _start_scores(ctx: StepContext, inputs: _Inputs, report: RewardReport,
+                  record: _RunRecord) -> tuple[DataFrame, R.RoundStat]:
     """Round 0: the previous scores, new pages initialised (checkpointed), and its statistics."""
     rc = ctx.config.reward
-    previous = ctx.lake.read_or_empty(S.REWARD_SCORES_TABLE, S.REWARD_SCORES)
+    previous = _recorded(ctx.lake, record, S.REWARD_SCORES_TABLE, S.REWARD_SCORES)
     start = R.initial_scores(inputs.pages, previous, inputs.weighted, inputs.seed_ids, rc.new_page_fraction,
                              rc.seed_score)
     start = start.localCheckpoint(eager=True)
@@ -247,13 +334,13 @@ def _start_scores(ctx: StepContext, inputs: _Inputs, report: RewardReport) -> tu
     return start, stat0
 
 
-def _rewards(ctx: StepContext, cache: _Cache, signals: DataFrame,
-             report: RewardReport) -> tuple[DataFrame | None, DataFrame | None]:
+def _rewards(ctx: StepContext, cache: _Cache, signals: DataFrame, report: RewardReport,
+             record: _RunRecord) -> tuple[DataFrame | None, DataFrame | None]:
     """(page rewards, discovered feeds), both None when rewards are off."""
     rc = ctx.config.reward
     if not rc.rewards:
         return None, None
-    known_feeds = ctx.lake.read_or_empty(S.FEEDS_TABLE, S.FEEDS)
+    known_feeds = _recorded(ctx.lake, record, S.FEEDS_TABLE, S.FEEDS)
     rewards, discovered = R.page_rewards(
         signals, known_feeds, rc.term_rules, rc.max_hits_per_term, rc.new_feed_points, rc.known_feed_points,
         rc.feed_url_pattern,
@@ -265,9 +352,9 @@ def _rewards(ctx: StepContext, cache: _Cache, signals: DataFrame,
 
 
 def _write_results(ctx: StepContext, cache: _Cache, inputs: _Inputs, final: DataFrame, signals: DataFrame,
-                   discovered: DataFrame | None, report: RewardReport) -> None:
+                   discovered: DataFrame | None, report: RewardReport, started_at: datetime) -> None:
     """``reward_scores`` (without the pages about to be pruned), ``feeds``, then the prune."""
-    rc, lake, started_at = ctx.config.reward, ctx.lake, _naive(ctx.started_at)
+    rc, lake = ctx.config.reward, ctx.lake
     doomed = cache.keep(R.prune_candidates(final, inputs.seed_ids, rc.delete_threshold) if rc.prune
                         else final.limit(0).select(S.PAGE_ID, S.SCORE))
     report.pruned_pages = doomed.count()
@@ -307,10 +394,11 @@ def _prune(lake: Lake, doomed: DataFrame, inputs: _Inputs, run_id: str, pruned_a
             F.lit(pruned_at).cast("timestamp").alias("pruned_at"),
         )
     )
-    lake.append(S.PRUNED_PAGES_TABLE, audit)  # run ids are unique: an append adds each row once
-    deleted_links = lake.delete_matching(S.LINKS_TABLE, touching, [S.SRC_ID, S.DST_ID]).deleted
+    lake.ensure(S.PRUNED_PAGES_TABLE, S.PRUNED_PAGES)
+    T.insert_missing(lake, S.PRUNED_PAGES_TABLE, audit, [S.RUN_ID, S.PAGE_ID])   # a retry adds nothing
+    lake.delete_matching(S.LINKS_TABLE, touching, [S.SRC_ID, S.DST_ID])
     lake.delete_matching(S.PAGES_TABLE, doomed, [S.PAGE_ID])
-    return deleted_links
+    return touching.count()   # the links of the recorded version (a retry finds them deleted already)
 
 
 def _record_rounds(lake: Lake, report: RewardReport, config: Config, started_at: datetime,
@@ -368,8 +456,11 @@ def undo(ctx: StepContext, run_id: str) -> UndoReport:
         old_pages = lake.read_version(S.PAGES_TABLE, versions["pages_version"])
         current = lake.read(S.PAGES_TABLE).select(S.PAGE_ID, S.URL)
         candidates = old_pages.join(pruned.select(S.PAGE_ID), on=S.PAGE_ID, how="left_semi")
-        free = (candidates.join(current.select(S.PAGE_ID), on=S.PAGE_ID, how="left_anti")
-                .join(current.select(S.URL), on=S.URL, how="left_anti")
+        # taken: the id or the url is used by another page now (a page restored by an earlier,
+        # interrupted undo has both, so it stays free and the rest is completed)
+        others = current.join(candidates.select(S.PAGE_ID, S.URL), on=[S.PAGE_ID, S.URL], how="left_anti")
+        free = (candidates.join(others.select(S.PAGE_ID), on=S.PAGE_ID, how="left_anti")
+                .join(others.select(S.URL), on=S.URL, how="left_anti")
                 .select(*[f.name for f in S.PAGES.fields])).localCheckpoint(eager=True)
         T.insert_missing(lake, S.PAGES_TABLE, free, [S.PAGE_ID])
         report.pages_restored = free.count()
