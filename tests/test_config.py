@@ -55,3 +55,9 @@ def test_cli_stops_on_unknown_key_with_exit_2_and_writes_nothing(tmp_path, capsy
     assert "unknown config key 'ingest.self_link'" in err
     assert err.count("\n") == 1
     assert not lake.exists()
+
+
+@pytest.mark.parametrize("value", [0, -1])
+def test_max_list_entries_must_be_positive(value):
+    with pytest.raises(ConfigError, match=r"analysis\.max_list_entries"):
+        config_from_dict({"analysis": {"max_list_entries": value}})
