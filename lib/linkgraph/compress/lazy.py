@@ -76,10 +76,17 @@ class LazyConnectivityIndex:
     """Out- and in-links of single pages, each read from its own block (see the module docstring)."""
 
     def __init__(self, forward: str, reverse: str, offsets: str):
-        self._tables = {S.FORWARD: _DeltaFiles(forward), S.REVERSE: _DeltaFiles(reverse)}
-        self._offsets = _DeltaFiles(offsets)
+        self._locations = {S.FORWARD: forward, S.REVERSE: reverse, S.OFFSETS: offsets}
+        self._logs: dict[str, _DeltaFiles] = {}
         self._blocks: dict[tuple[str, int], CompressedGraph] = {}
         self.files_read: list[str] = []
+
+    def _files(self, key: str) -> _DeltaFiles:
+        """A table's file list, its Delta log read on first use (an out-link lookup never reads
+        the reverse table's log)."""
+        if key not in self._logs:
+            self._logs[key] = _DeltaFiles(self._locations[key])
+        return self._logs[key]
 
     @classmethod
     def at(cls, lake_dir: str | Path) -> LazyConnectivityIndex:
@@ -119,7 +126,7 @@ class LazyConnectivityIndex:
 
     def _block_row(self, direction: str, page_id: int) -> dict | None:
         """The row of the block whose id range may hold ``page_id``, or None."""
-        files = self._tables[direction]
+        files = self._files(direction)
         sizes = [s for s in files.stat("max", S.BLOCK_SIZE) if s is not None]
         low = (page_id // int(sizes[0])) * int(sizes[0]) if sizes else 0
         chosen = files.candidates(S.FIRST_ID, low, page_id)
@@ -140,7 +147,7 @@ class LazyConnectivityIndex:
         return best
 
     def _offsets_row(self, direction: str, block_id: int) -> dict:
-        files = self._offsets
+        files = self._files(S.OFFSETS)
         chosen = [i for i in files.candidates(S.BLOCK_ID, block_id, block_id)
                   if i in files.candidates(S.DIRECTION, direction, direction)]
         for i in chosen:
