@@ -196,3 +196,57 @@ def test_polblogs_domain_authority_keeps_blogspot_subdomains_apart(spark, polblo
     top = authority.orderBy("authority_position").limit(10).collect()
     assert top[0][S.AUTHORITY_SCORE] == 10.0
     assert any(r[S.DOMAIN].startswith("com.blogspot.") for r in top)
+
+
+# --- bounded rows: a hub larger than analysis.max_list_entries ------------------------------------
+
+HUB, MAX_ENTRIES = 100, 4
+
+
+def _hub_links(spark):
+    """Page 100 has in-links from pages 1..10 (anchors "a0".."a5" with 5, 1, 1, 1, 1, 1 links)
+    and page 1 links to 100 and to 201..205."""
+    anchors = ["a0"] * 5 + ["a1", "a2", "a3", "a4", "a5"]
+    rows = [(src, HUB, anchors[src - 1], None) for src in range(1, 11)]
+    rows += [(1, dst, "x", None) for dst in range(201, 206)]
+    return spark.createDataFrame(rows, f"{S.SRC_ID} long, {S.DST_ID} long, {S.ANCHOR_TEXT} string, "
+                                       f"{S.CONTEXT_WINDOW} string")
+
+
+def test_index_rows_of_a_hub_hold_at_most_max_list_entries_ids(spark):
+    from pyspark.testing import assertDataFrameEqual
+
+    from linkgraph import indexes as X
+
+    links = _hub_links(spark)
+    reverse = X.reverse_index(links, MAX_ENTRIES).where(F.col(S.PAGE_ID) == HUB)
+    assertDataFrameEqual(reverse, spark.createDataFrame(
+        [(HUB, 0, [1, 2, 3, 4], 10), (HUB, 1, [5, 6, 7, 8], 10), (HUB, 2, [9, 10], 10)],
+        reverse.schema))
+    forward = X.forward_index(links, MAX_ENTRIES).where(F.col(S.PAGE_ID) == 1)
+    assertDataFrameEqual(forward, spark.createDataFrame(
+        [(1, 0, [100, 201, 202, 203], 6), (1, 1, [204, 205], 6)], forward.schema))
+    pages = spark.createDataFrame([(i, "x.com") for i in range(1, 11)], f"{S.PAGE_ID} long, {S.REGISTERED_DOMAIN} string")
+    row = X.anchor_index(links, pages, 50, [], MAX_ENTRIES).where(F.col(S.PAGE_ID) == HUB).first()
+    assert [(e[S.ANCHOR], e[S.LINKS_COUNT]) for e in row[S.ANCHORS]] == [("a0", 5), ("a1", 1), ("a2", 1), ("a3", 1)]
+    assert (row["distinct_anchors"], row["anchored_links"]) == (6, 10)
+
+
+def test_links_in_pages_through_every_chunk_of_a_hub(spark, tmp_path, capsys):
+    from linkgraph import indexes as X
+
+    config = config_from_dict({"lake": {"path": str(tmp_path / "lake")}})
+    lake = Lake(spark, config.lake)
+    links = _hub_links(spark)
+    urls = {i: f"http://example.com/p{i}" for i in [*range(1, 11), HUB, *range(201, 206)]}
+    lake.overwrite(S.PAGES_TABLE, spark.createDataFrame(list(urls.items()), f"{S.PAGE_ID} long, {S.URL} string"))
+    lake.overwrite(S.FORWARD_INDEX_TABLE, X.forward_index(links, MAX_ENTRIES))
+    # chunks written in reverse order: the answer's order comes from (chunk, position), not the files
+    lake.overwrite(S.REVERSE_INDEX_TABLE, X.reverse_index(links, MAX_ENTRIES).orderBy(F.desc(S.CHUNK)).coalesce(1))
+    lake.overwrite(S.ANCHOR_INDEX_TABLE, spark.createDataFrame([], S.ANCHOR_INDEX))
+    assert main(["links", "in", urls[HUB], "--lake", config.lake.path, "--limit", "100"]) == 0
+    assert capsys.readouterr().out.split() == [urls[i] for i in range(1, 11)]
+    assert main(["links", "in", urls[HUB], "--lake", config.lake.path, "--limit", "6"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.split() == [urls[i] for i in range(1, 7)]
+    assert "more than 6 rows" in captured.err

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import gzip
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -297,3 +298,38 @@ def test_compress_config_rejects_bad_values():
                          ({"min_interval_length": 1}, "min_interval_length"), ({"windows": 7}, "compress.windows")):
         with pytest.raises(ConfigError, match=message):
             config_from_dict({"compress": bad})
+
+
+def test_blocks_cut_by_arcs_and_a_lookup_reads_one_block(spark, tmp_path):
+    """block_size 8, block_max_arcs 3: nodes 0..5 with 1, 1, 5, 1, 2, 1 out-links make the blocks
+    {0, 1}, {2} (a list of 3+ arcs alone), {3, 4}, {5}: arcs of smaller ids before each node 0, 1,
+    2, 7, 8, 10 -> keys 0, 0, 1, 4, 4, 6.  One lookup then reads one block file and one offsets file."""
+    from linkgraph import schemas as S
+    from linkgraph.compress.build import arcs_by_block
+    from linkgraph.config import config_from_dict
+    from linkgraph.io.delta import Lake
+    from linkgraph.pipeline import compress_step
+
+    arcs = {0: [9], 1: [9], 2: [10, 11, 12, 13, 14], 3: [9], 4: [9, 10], 5: [2]}
+    rows = [(s, d) for s, ds in arcs.items() for d in ds]
+    links = spark.createDataFrame(rows, f"{S.SRC_ID} long, {S.DST_ID} long")
+    blocks = {(r["node"], r[S.BLOCK_ID]) for r in arcs_by_block(links, S.FORWARD, 8, 3).collect()}
+    assert blocks == {(0, 0), (1, 0), (2, 2), (3, 3), (4, 3), (5, 5)}
+
+    lake_dir = tmp_path / "lake"
+    config = config_from_dict({"lake": {"path": str(lake_dir)}, "compress": {"block_size": 8, "block_max_arcs": 3}})
+    lake = Lake(spark, config.lake)
+    lake.append(S.LINKS_TABLE, spark.createDataFrame([(s, d, None, None, None, None, None, None) for s, d in rows],
+                                                     S.LINKS))
+    report = compress_step(spark, config)
+    assert (report.arcs, report.forward_blocks) == (11, 4)
+    full = ConnectivityIndex.load(lake_dir)
+    for page in range(16):
+        lazy = ConnectivityIndex.open(lake_dir)
+        assert lazy.out_links(page).tolist() == full.out_links(page).tolist() == arcs.get(page, [])
+        if page in arcs:   # the page's block and its offsets: one file each, of 4 + 8 files
+            assert [Path(f).parent.name for f in lazy.files_read] == [S.LINKS_COMPRESSED_FORWARD_TABLE,
+                                                                      S.LINKS_COMPRESSED_OFFSETS_TABLE]
+    lazy = ConnectivityIndex.open(lake)
+    assert lazy.in_links(9).tolist() == [0, 1, 3, 4] and lazy.in_links(2).tolist() == [5]
+    assert lazy.in_links(15).tolist() == [] and lazy.out_degree(2) == 5

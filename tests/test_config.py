@@ -74,3 +74,9 @@ def test_an_active_session_without_a_checkpoint_dir_gets_the_configured_one(monk
     assert get_spark(SparkConfig(checkpoint_dir="dbfs:/linkgraph/checkpoints")) is platform_session
     assert get_spark(SparkConfig(checkpoint_dir="dbfs:/elsewhere")) is platform_session   # one already set: kept
     assert directories == ["dbfs:/linkgraph/checkpoints"]
+
+
+@pytest.mark.parametrize("value", [0, -1])
+def test_max_list_entries_must_be_positive(value):
+    with pytest.raises(ConfigError, match=r"analysis\.max_list_entries"):
+        config_from_dict({"analysis": {"max_list_entries": value}})

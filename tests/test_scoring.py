@@ -15,7 +15,7 @@ from linkgraph import schemas as S
 from linkgraph.config import config_from_dict
 from linkgraph.io.delta import Lake
 from linkgraph.pipeline import analyze_step, ingest_sitemaps_step, ingest_step, scores_step
-from linkgraph.scoring import domain_affinity
+from linkgraph.scoring import BROADCAST_FRONTIER, domain_affinity, frontier_search, hop_rounds
 from linkgraph.sitemaps import parse_lastmod, parse_sitemap
 
 NS = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'
@@ -200,3 +200,19 @@ def test_scores_rerun_with_same_inputs_writes_nothing(scored, spark):
     version = lake.version(S.SEED_SCORES_TABLE)
     assert scores_step(spark, config).up_to_date
     assert lake.version(S.SEED_SCORES_TABLE) == version
+
+
+def test_hop_search_stops_after_max_depth_rounds_broadcast_or_shuffled(spark):
+    """A chain 0 -> 1 -> ... -> 9 with a side branch 1 -> 20 -> 21: only depths up to the limit,
+    in at most limit + 1 rounds, the same whether the frontier is broadcast or shuffled."""
+    chain = [(i, i + 1) for i in range(9)] + [(1, 20), (20, 21), (21, 1)]
+    edges = spark.createDataFrame(chain, "src long, dst long")
+    seeds = spark.createDataFrame([(0,)], "node long")
+    expected = [(0, 0), (1, 1), (2, 2), (20, 2), (3, 3), (21, 3), (4, 4), (5, 5)]
+    assert hop_rounds(hop_limit=50, max_depth=5) == 5
+    for broadcast_below in (BROADCAST_FRONTIER, 0):
+        search = frontier_search(edges, seeds, limit=5, broadcast_below=broadcast_below)
+        assert search.rounds <= 5 + 1
+        assert sorted(tuple(r) for r in search.depths.collect()) == sorted(expected)
+    short = frontier_search(edges.where("src < 2"), seeds, limit=5)
+    assert (short.rounds, short.depths.count()) == (3, 4)   # two rounds that reach pages, one that finds none

@@ -147,11 +147,17 @@ DEFAULT_BOILERPLATE_ANCHORS = [
 ]
 
 
+# No row of a table the project writes holds more array entries than this (analysis.max_list_entries).
+DEFAULT_MAX_LIST_ENTRIES = 65_536
+
+
 @dataclass(frozen=True)
 class AnalysisConfig:
     """Indexes, host/domain graphs and page flags (``linkgraph analyze``).
 
     ``anchor_cap``: anchors kept per page in ``anchor_index`` (most frequent first).
+    ``max_list_entries``: the most array entries any written row holds: the forward and reverse
+    indexes store a page's ids in chunks of this many; other lists are capped at it.
     ``boilerplate_anchors``: normalised anchors that say nothing about the target; counted, not indexed.
     A domain is a link farm when at least ``link_farm_min_links`` of its links leave it and more than
     ``link_farm_share`` of them go to one target domain.  Two domains form a syndication pair when
@@ -168,10 +174,13 @@ class AnalysisConfig:
     authority_weight: str = "linking_pages"
     authority_max_iter: int = 100
     important_sigmas: float = 2.0
+    max_list_entries: int = DEFAULT_MAX_LIST_ENTRIES
 
     def __post_init__(self) -> None:
         if self.anchor_cap <= 0:
             raise ConfigError("analysis.anchor_cap must be positive")
+        if self.max_list_entries <= 0:
+            raise ConfigError(f"analysis.max_list_entries must be positive, got {self.max_list_entries}")
         if not 0.0 < self.link_farm_share < 1.0:
             raise ConfigError("analysis.link_farm_share must be in (0, 1)")
         if self.link_farm_min_links <= 0 or self.syndication_min_links <= 0:
@@ -186,10 +195,11 @@ class ScoresConfig:
     """Seed scores, scope and the frontier (``linkgraph scores`` / ``frontier``); see
     ``linkgraph.scoring`` for the formulas.
 
-    ``seeds``: seed URLs (canonicalised like ingest); ``hop_limit``: rounds of the hop-depth search;
-    ``max_depth``: where ``depth_factor`` reaches 0.  ``scope_strategy``: ``linked_domains``,
-    ``registered_domain`` or ``host``.  ``frontier_priority``: ``seed_score``, ``pagerank``,
-    ``personalized_pagerank`` (vector ``frontier_vector`` of the latest run) or ``reward``.
+    ``seeds``: seed URLs (canonicalised like ingest); ``hop_limit``: rounds of the hop-depth search,
+    at most ``max_depth`` (where ``depth_factor`` reaches 0, so no deeper page is in scope).
+    ``scope_strategy``: ``linked_domains``, ``registered_domain`` or ``host``.  ``frontier_priority``:
+    ``seed_score``, ``pagerank``, ``personalized_pagerank`` (vector ``frontier_vector`` of the
+    latest run) or ``reward``.
     """
 
     seeds: list[str] = field(default_factory=list)
@@ -239,7 +249,9 @@ class ScoresConfig:
 class CompressConfig:
     """Boldi-Vigna compression of ``links`` (``linkgraph compress``).
 
-    ``block_size`` page ids per block (one Spark task each; references never cross blocks).
+    ``block_size`` page ids per block at most (one Spark task each; references never cross blocks);
+    ``block_max_arcs``: a block is cut before it reaches twice this many arcs, and a page with this
+    many links or more has its list alone in a block, so no task encodes a hub with its neighbours.
     ``window_size`` previous lists a list may copy from (0: none); ``max_ref_count`` longest
     reference chain, which bounds random-access decoding; ``min_interval_length`` shortest run of
     consecutive ids stored as an interval (0: none); ``residual_code`` the code of the remaining
@@ -251,10 +263,13 @@ class CompressConfig:
     max_ref_count: int = 3
     min_interval_length: int = 4
     residual_code: str = "zeta3"
+    block_max_arcs: int = 1 << 20
 
     def __post_init__(self) -> None:
         if self.block_size <= 0:
             raise ConfigError("compress.block_size must be positive")
+        if self.block_max_arcs <= 0:
+            raise ConfigError("compress.block_max_arcs must be positive")
         if not 0 <= self.window_size <= 63:
             raise ConfigError("compress.window_size must be in [0, 63]")
         if self.max_ref_count < 1:

@@ -25,15 +25,19 @@ domain tied with it), ``domain_authority`` = score / 10 is the seed-score input 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from pyspark import StorageLevel
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from linkgraph import schemas as S
+from linkgraph.config import DEFAULT_MAX_LIST_ENTRIES
 from linkgraph.ids import number_in_order
 from linkgraph.rank.graph import DST, SRC, VERTEX, WEIGHT, RankGraph
 
 _IP_HOST = r"^\[|^[0-9]+(\.[0-9]+){3}$"
+FOLLOWED = "followed"
 
 
 def reversed_name(name: Column) -> Column:
@@ -52,50 +56,140 @@ def page_nodes(pages: DataFrame) -> DataFrame:
 
 
 def located_links(links: DataFrame, nodes: DataFrame, exclude_link_types: tuple[str, ...]) -> DataFrame:
-    """Links with the host and domain of both ends and whether PageRank follows them."""
-    followed = (F.col(S.LINK_TYPE).isNull() | ~F.col(S.LINK_TYPE).isin(*exclude_link_types) if exclude_link_types
-                else F.lit(True))
+    """Links with the host and domain names of both ends and whether PageRank follows them (for
+    page flags; the analysis uses the narrower :func:`located_link_ids`)."""
     src = nodes.select(F.col(S.PAGE_ID).alias(S.SRC_ID), F.col(S.REV_HOST).alias(S.SRC_HOST),
                        F.col(S.DOMAIN).alias(S.SRC_DOMAIN))
     dst = nodes.select(F.col(S.PAGE_ID).alias(S.DST_ID), F.col(S.REV_HOST).alias(S.DST_HOST),
                        F.col(S.DOMAIN).alias(S.DST_DOMAIN))
     return (
-        links.select(S.SRC_ID, S.DST_ID, followed.alias("followed"))
+        links.select(S.SRC_ID, S.DST_ID, _followed(exclude_link_types).alias(FOLLOWED))
         .join(src, on=S.SRC_ID, how="inner")
         .join(dst, on=S.DST_ID, how="inner")
     )
 
 
-def node_links(located: DataFrame, src: str, dst: str) -> DataFrame:
-    """Edges between distinct nodes (``src``/``dst`` = src_host/dst_host or src_domain/dst_domain)."""
+def _followed(exclude_link_types: tuple[str, ...]) -> Column:
+    return (F.col(S.LINK_TYPE).isNull() | ~F.col(S.LINK_TYPE).isin(*exclude_link_types) if exclude_link_types
+            else F.lit(True))
+
+
+# --- integer host and domain ids ----------------------------------------------------------------
+# Per link the analysis carries four long ids rather than four names (a 10B-link crawl would
+# persist ~1.3 TB of names); names come back from the two dictionaries on the aggregated rows.
+# Ids are dense and follow name order, so a table sorted by id is sorted by name.
+
+HOST_ID, DOMAIN_ID = "host_id", "domain_id"
+LEVELS = {"host": (HOST_ID, S.REV_HOST, S.SRC_HOST, S.DST_HOST),
+          "domain": (DOMAIN_ID, S.DOMAIN, S.SRC_DOMAIN, S.DST_DOMAIN)}
+
+
+def _src(column: str) -> str:
+    return f"src_{column}"
+
+
+def _dst(column: str) -> str:
+    return f"dst_{column}"
+
+
+@dataclass
+class NodeIds:
+    """``pages``: (page_id, host_id, domain_id); ``hosts``: (host_id, host); ``domains``:
+    (domain_id, domain) -- the dictionaries."""
+
+    pages: DataFrame
+    hosts: DataFrame
+    domains: DataFrame
+
+    def dictionary(self, level: str) -> DataFrame:
+        return self.hosts if level == "host" else self.domains
+
+    def persist(self) -> NodeIds:
+        for df in (self.pages, self.hosts, self.domains):
+            df.persist(StorageLevel.MEMORY_AND_DISK)
+        return self
+
+    def unpersist(self) -> None:
+        for df in (self.pages, self.hosts, self.domains):
+            df.unpersist()
+
+
+def node_ids(nodes: DataFrame) -> NodeIds:
+    """Dense ids in name order for the hosts and domains of ``page_nodes`` output."""
+    hosts = number_in_order(nodes.select(S.REV_HOST).distinct(), [S.REV_HOST], 0, HOST_ID)
+    domains = number_in_order(nodes.select(S.DOMAIN).distinct(), [S.DOMAIN], 0, DOMAIN_ID)
+    pages = nodes.join(hosts, on=S.REV_HOST, how="inner").join(domains, on=S.DOMAIN, how="inner").select(
+        S.PAGE_ID, HOST_ID, DOMAIN_ID)
+    return NodeIds(pages, hosts, domains)
+
+
+def located_link_ids(links: DataFrame, ids: NodeIds, exclude_link_types: tuple[str, ...]) -> DataFrame:
+    """(src_id, dst_id, followed, src_host_id, src_domain_id, dst_host_id, dst_domain_id)."""
+    src = ids.pages.select(F.col(S.PAGE_ID).alias(S.SRC_ID), F.col(HOST_ID).alias(_src(HOST_ID)),
+                           F.col(DOMAIN_ID).alias(_src(DOMAIN_ID)))
+    dst = ids.pages.select(F.col(S.PAGE_ID).alias(S.DST_ID), F.col(HOST_ID).alias(_dst(HOST_ID)),
+                           F.col(DOMAIN_ID).alias(_dst(DOMAIN_ID)))
     return (
-        located.where(F.col(src) != F.col(dst))
-        .groupBy(src, dst)
-        .agg(
-            F.count("*").alias(S.LINKS_COUNT),
-            F.count_if("followed").alias("followed_links"),
-            F.count_distinct(S.SRC_ID).alias("src_pages"),
-            F.count_distinct(F.when(F.col("followed"), F.col(S.SRC_ID))).alias("followed_src_pages"),
-            F.count_distinct(S.DST_ID).alias("dst_pages"),
-        )
+        links.select(S.SRC_ID, S.DST_ID, _followed(exclude_link_types).alias(FOLLOWED))
+        .join(src, on=S.SRC_ID, how="inner")
+        .join(dst, on=S.DST_ID, how="inner")
     )
 
 
-def _node_stats(nodes: DataFrame, located: DataFrame, name: str, src: str, dst: str, extra: list[Column]) -> DataFrame:
+def _named(df: DataFrame, dictionary: DataFrame, id_column: str, name: str, as_id: str, as_name: str) -> DataFrame:
+    names = dictionary.select(F.col(id_column).alias(as_id), F.col(name).alias(as_name))
+    return df.join(names, on=as_id, how="inner")
+
+
+def node_links(located: DataFrame, ids: NodeIds, level: str) -> DataFrame:
+    """Edges between distinct nodes of ``level`` (host or domain), named as ``host_links`` /
+    ``domain_links``.  Exact distinct counts without Spark's expand of every link: links are
+    first aggregated per (pair, source page) -- which gives the source-page counts -- and, apart,
+    per (pair, target page)."""
+    id_column, name, src_name, dst_name = LEVELS[level]
+    src_id, dst_id = _src(id_column), _dst(id_column)
+    external = located.where(F.col(src_id) != F.col(dst_id))
+    per_source = external.groupBy(src_id, dst_id, S.SRC_ID).agg(
+        F.count(F.lit(1)).alias("_links"), F.count_if(FOLLOWED).alias("_followed"))
+    by_sources = per_source.groupBy(src_id, dst_id).agg(
+        F.sum("_links").alias(S.LINKS_COUNT),
+        F.sum("_followed").alias("followed_links"),
+        F.count(F.lit(1)).alias("src_pages"),
+        F.count_if(F.col("_followed") > 0).alias("followed_src_pages"),
+    )
+    by_targets = external.select(src_id, dst_id, S.DST_ID).distinct().groupBy(src_id, dst_id).agg(
+        F.count(F.lit(1)).alias("dst_pages"))
+    pairs = by_sources.join(by_targets, on=[src_id, dst_id], how="inner")
+    named = _named(_named(pairs, ids.dictionary(level), id_column, name, src_id, src_name),
+                   ids.dictionary(level), id_column, name, dst_id, dst_name)
+    return named.select(src_name, dst_name, S.LINKS_COUNT, "followed_links", "src_pages", "followed_src_pages",
+                        "dst_pages")
+
+
+def _node_stats(nodes: DataFrame, located: DataFrame, ids: NodeIds, level: str, extra: list[Column]) -> DataFrame:
+    id_column, name, _, _ = LEVELS[level]
+    src, dst = _src(id_column), _dst(id_column)
     per_node = nodes.groupBy(F.col(name)).agg(F.count("*").alias("pages"), *extra)
-    out_stats = located.groupBy(F.col(src).alias(name)).agg(
+    out_stats = located.groupBy(F.col(src).alias(id_column)).agg(
         F.count("*").alias("out_links"),
         F.count_if(F.col(src) == F.col(dst)).alias("internal_links"),
         F.count_if(F.col(src) != F.col(dst)).alias("external_out_links"),
     )
-    in_stats = located.groupBy(F.col(dst).alias(name)).agg(
+    src_domain, dst_domain = _src(DOMAIN_ID), _dst(DOMAIN_ID)
+    in_stats = located.groupBy(F.col(dst).alias(id_column)).agg(
         F.count("*").alias("in_links"),
         F.count_if(F.col(src) != F.col(dst)).alias("external_in_links"),
-        F.count_distinct(F.when(F.col(S.SRC_DOMAIN) != F.col(S.DST_DOMAIN), F.col(S.SRC_DOMAIN)))
-        .alias(S.LINKING_DOMAINS),
     )
+    # other registered domains linking in: distinct (node, source domain) pairs, then a count
+    linking = (
+        located.where(F.col(src_domain) != F.col(dst_domain))
+        .select(F.col(dst).alias(id_column), src_domain).distinct()
+        .groupBy(id_column).agg(F.count(F.lit(1)).alias(S.LINKING_DOMAINS))
+    )
+    stats = (out_stats.join(in_stats, on=id_column, how="full").join(linking, on=id_column, how="left")
+             .join(ids.dictionary(level), on=id_column, how="inner").drop(id_column))
     zero = F.lit(0).cast("long")
-    joined = per_node.join(out_stats, on=name, how="left").join(in_stats, on=name, how="left")
+    joined = per_node.join(stats, on=name, how="left")
     return joined.select(
         name, *[c for c in per_node.columns if c not in (name, "pages")], "pages",
         *[F.coalesce(F.col(c), zero).alias(c) for c in
@@ -103,15 +197,14 @@ def _node_stats(nodes: DataFrame, located: DataFrame, name: str, src: str, dst: 
     )
 
 
-def host_stats(nodes: DataFrame, located: DataFrame) -> DataFrame:
+def host_stats(nodes: DataFrame, located: DataFrame, ids: NodeIds) -> DataFrame:
     """The ``hosts`` table: per reversed host, its domain and link statistics."""
-    return _node_stats(nodes, located, S.REV_HOST, S.SRC_HOST, S.DST_HOST, [F.first(S.DOMAIN).alias(S.DOMAIN)])
+    return _node_stats(nodes, located, ids, "host", [F.first(S.DOMAIN).alias(S.DOMAIN)])
 
 
-def domain_stats(nodes: DataFrame, located: DataFrame) -> DataFrame:
+def domain_stats(nodes: DataFrame, located: DataFrame, ids: NodeIds) -> DataFrame:
     """The ``domains`` table: per reversed registered domain, its host count and link statistics."""
-    return _node_stats(nodes, located, S.DOMAIN, S.SRC_DOMAIN, S.DST_DOMAIN,
-                       [F.count_distinct(S.REV_HOST).alias("hosts")])
+    return _node_stats(nodes, located, ids, "domain", [F.count_distinct(S.REV_HOST).alias("hosts")])
 
 
 # --- domain authority --------------------------------------------------------------------------
@@ -210,14 +303,18 @@ def connected_components(edges: DataFrame, max_iter: int = 1000) -> DataFrame:
     return labels
 
 
-def syndication_networks(pairs: DataFrame) -> DataFrame:
+def syndication_networks(pairs: DataFrame, max_partners: int = DEFAULT_MAX_LIST_ENTRIES) -> DataFrame:
     """The ``syndication_networks`` table: each domain of a reciprocal pair with its network
-    (connected component of the pairs), the network's size and the domain's partners."""
+    (connected component of the pairs), the network's size and the domain's partners (the first
+    ``max_partners`` by name: ``analysis.max_list_entries``, picked by a window before the list)."""
     components = connected_components(pairs)
+    by_name = Window.partitionBy(S.DOMAIN).orderBy("partner")
     partners = (
         pairs.select(F.col("a").alias(S.DOMAIN), F.col("b").alias("partner"))
         .unionByName(pairs.select(F.col("b").alias(S.DOMAIN), F.col("a").alias("partner")))
-        .groupBy(S.DOMAIN).agg(F.array_sort(F.collect_set("partner")).alias("partners"))
+        .distinct()
+        .withColumn("_rank", F.row_number().over(by_name)).where(F.col("_rank") <= max_partners)
+        .groupBy(S.DOMAIN).agg(F.array_sort(F.collect_list("partner")).alias("partners"))
     )
     sizes = components.groupBy("component").agg(F.count("*").alias("network_size"))
     return (

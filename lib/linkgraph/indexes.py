@@ -1,7 +1,9 @@
 """Forward, reverse and anchor-text indexes built from ``links`` (pure DataFrame -> DataFrame).
 
-* ``forward_index``: one row per page with at least one out-link: its targets' page ids, ascending.
-* ``reverse_index``: one row per page with at least one in-link: its sources' page ids, ascending.
+* ``forward_index``: rows (page_id, chunk) per page with at least one out-link: its targets' page
+  ids, ascending, ``analysis.max_list_entries`` per chunk (chunk 0, 1, ... in id order), and the
+  page's total ``target_count`` on every chunk row.
+* ``reverse_index``: the same per page with at least one in-link, of its sources.
 * ``anchor_index``: one row per linked page: its incoming anchor texts, normalised and counted.
 
 Anchor normalisation (:func:`normalized_anchor`): lower case; every run of whitespace (Unicode
@@ -11,34 +13,50 @@ an *empty* anchor (typically an image link without ``alt``); one listed in
 ``analysis.boilerplate_anchors`` (compared after normalisation) is *boilerplate*.  Both are counted
 per page, neither is indexed.  The remaining anchors are aggregated per (page, anchor) with the
 number of links carrying it and the number of distinct registered domains those links come from,
-sorted by links (descending, then anchor ascending) and capped at ``analysis.anchor_cap``.  Each entry
+sorted by links (descending, then anchor ascending) and capped at ``analysis.anchor_cap`` (and
+``analysis.max_list_entries``) by a window over those per-anchor rows before any list is built.  Each entry
 keeps one context window (that of the link from the smallest source page id that has one); all
 context windows stay queryable in ``links.context_window``.
 """
 
 from __future__ import annotations
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from linkgraph import schemas as S
+from linkgraph.config import DEFAULT_MAX_LIST_ENTRIES
 
 _KIND = "_anchor_kind"
 _USABLE, _EMPTY, _BOILERPLATE = "usable", "empty", "boilerplate"
 
 
-def forward_index(links: DataFrame) -> DataFrame:
-    """(page_id, target_ids, target_count) per source page."""
-    return links.groupBy(F.col(S.SRC_ID).alias(S.PAGE_ID)).agg(
-        F.array_sort(F.collect_set(S.DST_ID)).alias(S.TARGET_IDS),
-    ).select(S.PAGE_ID, S.TARGET_IDS, F.size(S.TARGET_IDS).alias(S.TARGET_COUNT))
+def _chunked_lists(links: DataFrame, node: str, neighbour: str, ids: str, count: str, max_entries: int) -> DataFrame:
+    """(page_id, chunk, ids, count): each node's distinct neighbours in ascending order, cut into
+    chunks of at most ``max_entries`` ids (chunk 0 the smallest); ``count`` is the node's total.
+
+    Each neighbour's chunk comes from its dense rank within the node (a window sorted by id, which
+    spills rather than holding a hub's list), so no intermediate row holds more than
+    ``max_entries`` ids either."""
+    position = F.dense_rank().over(Window.partitionBy(S.PAGE_ID).orderBy("_id")) - 1
+    chunks = (
+        links.select(F.col(node).alias(S.PAGE_ID), F.col(neighbour).alias("_id"))
+        .withColumn(S.CHUNK, (position / F.lit(max_entries)).cast("int"))
+        .groupBy(S.PAGE_ID, S.CHUNK)
+        .agg(F.array_sort(F.collect_set("_id")).alias(ids))
+    )
+    total = F.sum(F.size(ids)).over(Window.partitionBy(S.PAGE_ID)).cast("int")
+    return chunks.select(S.PAGE_ID, S.CHUNK, ids, total.alias(count))
 
 
-def reverse_index(links: DataFrame) -> DataFrame:
-    """(page_id, source_ids, source_count) per target page."""
-    return links.groupBy(F.col(S.DST_ID).alias(S.PAGE_ID)).agg(
-        F.array_sort(F.collect_set(S.SRC_ID)).alias(S.SOURCE_IDS),
-    ).select(S.PAGE_ID, S.SOURCE_IDS, F.size(S.SOURCE_IDS).alias(S.SOURCE_COUNT))
+def forward_index(links: DataFrame, max_entries: int = DEFAULT_MAX_LIST_ENTRIES) -> DataFrame:
+    """(page_id, chunk, target_ids, target_count) per source page and chunk of its targets."""
+    return _chunked_lists(links, S.SRC_ID, S.DST_ID, S.TARGET_IDS, S.TARGET_COUNT, max_entries)
+
+
+def reverse_index(links: DataFrame, max_entries: int = DEFAULT_MAX_LIST_ENTRIES) -> DataFrame:
+    """(page_id, chunk, source_ids, source_count) per target page and chunk of its sources."""
+    return _chunked_lists(links, S.DST_ID, S.SRC_ID, S.SOURCE_IDS, S.SOURCE_COUNT, max_entries)
 
 
 def normalized_anchor(anchor: Column) -> Column:
@@ -54,8 +72,11 @@ def _anchor_kind(anchor: Column, boilerplate: list[str]) -> Column:
     )
 
 
-def anchor_index(links: DataFrame, pages: DataFrame, cap: int, boilerplate: list[str]) -> DataFrame:
-    """Incoming anchors per page in the ``anchor_index`` schema (see the module docstring)."""
+def anchor_index(links: DataFrame, pages: DataFrame, cap: int, boilerplate: list[str],
+                 max_entries: int = DEFAULT_MAX_LIST_ENTRIES) -> DataFrame:
+    """Incoming anchors per page in the ``anchor_index`` schema (see the module docstring); at most
+    ``min(cap, max_entries)`` entries per row."""
+    cap = min(cap, max_entries)
     normalized_boilerplate = sorted({" ".join(b.lower().split()) for b in boilerplate})
     source_domain = pages.select(F.col(S.PAGE_ID).alias(S.SRC_ID), F.col(S.REGISTERED_DOMAIN).alias("_src_domain"))
     anchors = (
@@ -78,14 +99,23 @@ def anchor_index(links: DataFrame, pages: DataFrame, cap: int, boilerplate: list
             .alias(S.EXAMPLE_CONTEXT),
         )
     )
-    # sort_array orders structs field by field: most links first, then the anchor text
-    ranked = per_anchor.groupBy(F.col(S.DST_ID).alias(S.PAGE_ID)).agg(
+    # top ``cap`` per page by a window over the per-anchor rows, so no list ever holds more
+    by_links = Window.partitionBy(S.DST_ID).orderBy(F.desc(S.LINKS_COUNT), S.ANCHOR)
+    every = by_links.rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing)
+    top = (
+        per_anchor.withColumn("_rank", F.row_number().over(by_links))
+        .withColumn("_distinct", F.count(F.lit(1)).over(every))
+        .where(F.col("_rank") <= cap)
+    )
+    # sort_array orders structs field by field: the rank, i.e. most links first, then the anchor
+    ranked = top.groupBy(F.col(S.DST_ID).alias(S.PAGE_ID)).agg(
         F.sort_array(F.collect_list(F.struct(
-            (-F.col(S.LINKS_COUNT)).alias("_order"), S.ANCHOR, S.LINKS_COUNT, S.LINKING_DOMAINS, S.EXAMPLE_CONTEXT,
+            F.col("_rank").alias("_order"), S.ANCHOR, S.LINKS_COUNT, S.LINKING_DOMAINS, S.EXAMPLE_CONTEXT,
         ))).alias("_ranked"),
+        F.max("_distinct").alias("_distinct"),
     )
     entries = F.transform(
-        F.slice("_ranked", 1, cap),
+        "_ranked",
         lambda e: F.struct(
             e[S.ANCHOR].alias(S.ANCHOR), e[S.LINKS_COUNT].alias(S.LINKS_COUNT),
             e[S.LINKING_DOMAINS].alias(S.LINKING_DOMAINS), e[S.EXAMPLE_CONTEXT].alias(S.EXAMPLE_CONTEXT),
@@ -95,6 +125,6 @@ def anchor_index(links: DataFrame, pages: DataFrame, cap: int, boilerplate: list
     return counts.join(ranked, on=S.PAGE_ID, how="left").select(
         S.PAGE_ID,
         F.coalesce(entries, empty_entries).alias(S.ANCHORS),
-        F.when(F.col("_ranked").isNull(), 0).otherwise(F.size("_ranked")).cast("int").alias("distinct_anchors"),
+        F.coalesce(F.col("_distinct"), F.lit(0)).cast("int").alias("distinct_anchors"),
         "anchored_links", "empty_anchors", "boilerplate_anchors",
     )

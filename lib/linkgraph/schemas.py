@@ -214,6 +214,7 @@ PAGE_SIGNALS = StructType(
 )
 
 # --- indexes (built from links) ---------------------------------------------------------------
+CHUNK = "chunk"
 TARGET_IDS = "target_ids"
 TARGET_COUNT = "target_count"
 SOURCE_IDS = "source_ids"
@@ -227,15 +228,17 @@ EXAMPLE_CONTEXT = "example_context"
 FORWARD_INDEX = StructType(
     [
         StructField(PAGE_ID, LongType(), False),
-        StructField(TARGET_IDS, ArrayType(LongType(), False), False),   # ascending, distinct
-        StructField(TARGET_COUNT, IntegerType(), False),
+        StructField(CHUNK, IntegerType(), False),                       # 0, 1, ... in id order
+        StructField(TARGET_IDS, ArrayType(LongType(), False), False),   # ascending, distinct, ≤ max_list_entries
+        StructField(TARGET_COUNT, IntegerType(), False),                # the page's total, every chunk
     ]
 )
 REVERSE_INDEX = StructType(
     [
         StructField(PAGE_ID, LongType(), False),
-        StructField(SOURCE_IDS, ArrayType(LongType(), False), False),   # ascending, distinct
-        StructField(SOURCE_COUNT, IntegerType(), False),
+        StructField(CHUNK, IntegerType(), False),                       # 0, 1, ... in id order
+        StructField(SOURCE_IDS, ArrayType(LongType(), False), False),   # ascending, distinct, ≤ max_list_entries
+        StructField(SOURCE_COUNT, IntegerType(), False),                # the page's total, every chunk
     ]
 )
 ANCHOR_ENTRY = StructType(
@@ -465,11 +468,13 @@ WINDOW_SIZE = "window_size"
 MAX_REF_COUNT = "max_ref_count"
 MIN_INTERVAL_LENGTH = "min_interval_length"
 RESIDUAL_CODE = "residual_code"
+BLOCK_MAX_ARCS = "block_max_arcs"
 FORWARD = "forward"
 REVERSE = "reverse"
 
 # What a compressed table was built from and how: equal in every row of one build.
-COMPRESSION_BUILD_COLUMNS = (LINKS_VERSION, BLOCK_SIZE, WINDOW_SIZE, MAX_REF_COUNT, MIN_INTERVAL_LENGTH, RESIDUAL_CODE)
+COMPRESSION_BUILD_COLUMNS = (LINKS_VERSION, BLOCK_SIZE, WINDOW_SIZE, MAX_REF_COUNT, MIN_INTERVAL_LENGTH, RESIDUAL_CODE,
+                             BLOCK_MAX_ARCS)
 
 _COMPRESSION_BUILD_FIELDS = [
     StructField(LINKS_VERSION, LongType(), False),          # Delta version of `links` encoded
@@ -478,12 +483,16 @@ _COMPRESSION_BUILD_FIELDS = [
     StructField(MAX_REF_COUNT, IntegerType(), False),
     StructField(MIN_INTERVAL_LENGTH, IntegerType(), False),
     StructField(RESIDUAL_CODE, StringType(), False),        # gamma | delta | zetaK
+    StructField(BLOCK_MAX_ARCS, LongType(), False),         # arcs per block, a longer list alone
 ]
 
 # One row per block of page ids [first_id, first_id + node_count): the successor lists (forward:
 # dst ids of each src; reverse: src ids of each dst) as one Boldi-Vigna (WebGraph BVGraph) bit
-# stream, most significant bit first, `bit_length` bits long.  `first_id = block_id * block_size`;
-# `node_count` ends at the block's last page with a list, later ids of the range have none.
+# stream, most significant bit first, `bit_length` bits long.  Blocks are cut by ids and arcs: a
+# block lies within one id range [k * block_size, (k + 1) * block_size) and holds fewer than
+# 2 * block_max_arcs arcs, except a list of block_max_arcs or more, which is alone in its block.
+# The range's first block starts at k * block_size, a later one at its first page with a list;
+# `block_id = first_id`.  `node_count` ends at the block's last page with a list.
 COMPRESSED_LINKS = StructType(
     [
         StructField(BLOCK_ID, LongType(), False),

@@ -11,8 +11,10 @@
 * ``sitemap_priority``: the page's sitemap entry (0.5 when the entry gives none, the protocol's
   default); ``unlisted_priority`` (default 0) when no sitemap lists it.
 * ``hop_depth``: fewest links from a seed page (seeds 0), by breadth-first frontier expansion over
-  every link, at most ``hop_limit`` rounds; null when unreachable within that.  ``depth_term`` =
-  1/(hop_depth + 1) (0 when null).
+  every link, at most min(``hop_limit``, ``max_depth``) rounds (:func:`hop_rounds`: past
+  ``max_depth`` the depth factor, hence the scope score, is 0 whatever the depth); null when
+  unreachable within that.  ``depth_term`` = 1/(hop_depth + 1) (0 when null, so a page deeper than
+  ``max_depth`` gets 0 rather than a term below 1/(max_depth + 2)).
 * ``domain_affinity`` (strategy ``linked_domains``): 1.0 on a seed's host, 0.8 elsewhere on a seed's
   registered domain, 0.3 on a domain one hop from a seed domain in ``domain_links``, 0.1 further
   or unreachable.  Strategy ``registered_domain`` gives 0 beyond the seeds' domains, ``host`` 0
@@ -21,6 +23,9 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
@@ -30,25 +35,56 @@ from linkgraph.rows import one_row
 NODE, DEPTH = "node", "depth"
 
 
-def breadth_first_depths(edges: DataFrame, seeds: DataFrame, limit: int) -> DataFrame:
+# A frontier of at most this many nodes is broadcast to the edge partitions (8 bytes a node).
+BROADCAST_FRONTIER = 2_000_000
+
+
+@dataclass(frozen=True)
+class Search:
+    """A breadth-first search's result: (node, depth) rows and the expansion rounds it ran."""
+
+    depths: DataFrame
+    rounds: int
+
+
+def frontier_search(edges: DataFrame, seeds: DataFrame, limit: int,
+                    broadcast_below: int = BROADCAST_FRONTIER) -> Search:
     """(node, depth) for every node within ``limit`` edges of a seed; ``edges`` is (src, dst),
     ``seeds`` is (node).  One round per depth: the frontier's successors not yet visited become
-    the next frontier; it stops when the frontier is empty or at ``limit``.  Each round is
-    checkpointed locally so the plan does not grow with the depth."""
+    the next frontier; it stops when the frontier is empty or after ``limit`` rounds.
+
+    The edges are shuffled once, hash-partitioned by source and cached, so a round moves only the
+    frontier: broadcast to every edge partition while it has fewer than ``broadcast_below`` nodes,
+    else shuffled to the edges' partitioning.  Each round is checkpointed locally so the plan does
+    not grow with the depth."""
+    by_source = edges.select("src", "dst").repartition("src").persist(StorageLevel.MEMORY_AND_DISK)
     visited = seeds.select(NODE).distinct().withColumn(DEPTH, F.lit(0)).localCheckpoint()
-    frontier = visited
-    for depth in range(1, limit + 1):
-        reached = (
-            frontier.join(edges, frontier[NODE] == edges["src"]).select(F.col("dst").alias(NODE)).distinct()
-            .join(visited, on=NODE, how="left_anti")
-            .withColumn(DEPTH, F.lit(depth))
-            .localCheckpoint()
-        )
-        if reached.isEmpty():
-            break
-        visited = visited.unionByName(reached).localCheckpoint()
-        frontier = reached
-    return visited
+    frontier, size, rounds = visited, visited.count(), 0
+    try:
+        for depth in range(1, limit + 1):
+            if size == 0:
+                break
+            sources = frontier.select(F.col(NODE).alias("src"))
+            sources = F.broadcast(sources) if size < broadcast_below else sources
+            reached = (
+                by_source.join(sources, on="src").select(F.col("dst").alias(NODE)).distinct()
+                .join(visited, on=NODE, how="left_anti")
+                .withColumn(DEPTH, F.lit(depth))
+                .localCheckpoint()
+            )
+            rounds += 1
+            size = reached.count()
+            if size:
+                visited = visited.unionByName(reached).localCheckpoint()
+            frontier = reached
+    finally:
+        by_source.unpersist()
+    return Search(visited, rounds)
+
+
+def breadth_first_depths(edges: DataFrame, seeds: DataFrame, limit: int) -> DataFrame:
+    """The (node, depth) rows of :func:`frontier_search`."""
+    return frontier_search(edges, seeds, limit).depths
 
 
 def hop_depths(links: DataFrame, seed_pages: DataFrame, limit: int) -> DataFrame:
@@ -56,6 +92,11 @@ def hop_depths(links: DataFrame, seed_pages: DataFrame, limit: int) -> DataFrame
     edges = links.select(F.col(S.SRC_ID).alias("src"), F.col(S.DST_ID).alias("dst"))
     depths = breadth_first_depths(edges, seed_pages.select(F.col(S.PAGE_ID).alias(NODE)), limit)
     return depths.select(F.col(NODE).alias(S.PAGE_ID), F.col(DEPTH).cast("int").alias(S.HOP_DEPTH))
+
+
+def hop_rounds(hop_limit: int, max_depth: int) -> int:
+    """Rounds of the hop-depth search: depths past ``max_depth`` leave the scope score at 0."""
+    return min(hop_limit, max_depth)
 
 
 def domain_hops(domain_links: DataFrame, seed_domains: DataFrame) -> DataFrame:

@@ -2,15 +2,17 @@
 the links of each block of page ids in parallel (one ``applyInPandas`` group per block).
 
 ``forward`` lists the ``dst_id`` of each ``src_id``; ``reverse`` (the transposed graph) the
-``src_id`` of each ``dst_id``.  A block holds page ids ``[block_id * block_size, (block_id + 1) *
-block_size)``; the bits of a block depend only on its own links, so blocks are independent tasks.
+``src_id`` of each ``dst_id``.  A block holds consecutive page ids within one range ``[k *
+block_size, (k + 1) * block_size)`` and is cut by cumulative arcs too (:func:`arcs_by_block`), so a
+hub's list is encoded alone rather than with 65,536 neighbours; the bits of a block depend only on
+its own links, so blocks are independent tasks.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructField, StructType
 
@@ -22,6 +24,7 @@ MAX_PAGE_ID = (1 << 62) - 1
 
 NODE = "node"
 SUCCESSOR = "successor"
+RANGE = "_range"
 
 # applyInPandas output: a block row of COMPRESSED_LINKS plus its offsets stream.
 ENCODED_BLOCK = StructType(
@@ -38,17 +41,34 @@ def encodable(links: DataFrame) -> Column:
     return F.col(S.SRC_ID).between(0, MAX_PAGE_ID) & F.col(S.DST_ID).between(0, MAX_PAGE_ID)
 
 
-def arcs_by_block(links: DataFrame, direction: str, block_size: int) -> DataFrame:
-    """(node, successor, block_id): ``links`` seen from the source (forward) or the
-    destination (reverse)."""
+def arcs_by_block(links: DataFrame, direction: str, block_size: int, block_max_arcs: int = 1 << 20) -> DataFrame:
+    """(node, successor, block_id, _range): ``links`` seen from the source (forward) or the
+    destination (reverse), each arc with the block of its node (``block_id`` = the block's first id).
+
+    Blocks are cut by ids and by cumulative arcs: within the id range ``_range`` (``node div
+    block_size``) a node whose range-mates of smaller id have ``before`` arcs in all gets the key
+    ``2 * (before div block_max_arcs)``, plus one when its own list has ``block_max_arcs`` arcs or
+    more.  Keys grow with the id, so equal keys are runs of consecutive nodes: a block holds fewer
+    than ``2 * block_max_arcs`` arcs, and a long list is alone in its block.  The range's first
+    block starts at ``_range * block_size`` (as blocks cut by ids alone), a later one at its first
+    node.  Every window is partitioned by the range, so the arcs are shuffled once (by range) for
+    the windows and the encoding that groups by (range, block)."""
     if direction not in (S.FORWARD, S.REVERSE):
         raise ValueError(f"direction must be {S.FORWARD} or {S.REVERSE}, got {direction!r}")
     node, successor = (S.SRC_ID, S.DST_ID) if direction == S.FORWARD else (S.DST_ID, S.SRC_ID)
-    return links.select(
-        F.col(node).alias(NODE),
-        F.col(successor).alias(SUCCESSOR),
-        F.expr(f"`{node}` div {int(block_size)}").alias(S.BLOCK_ID),
+    arcs = links.select(
+        F.col(node).alias(NODE), F.col(successor).alias(SUCCESSOR),
+        F.expr(f"`{node}` div {int(block_size)}").alias(RANGE),
     )
+    before = F.rank().over(Window.partitionBy(RANGE).orderBy(NODE)) - 1
+    degree = F.count(F.lit(1)).over(Window.partitionBy(RANGE, NODE))
+    long_list = (degree >= F.lit(int(block_max_arcs))).cast("long")
+    keyed = arcs.withColumn("_before", before).withColumn(
+        "_key", F.lit(2) * F.expr(f"_before div {int(block_max_arcs)}") + long_list)
+    block_first = F.min(NODE).over(Window.partitionBy(RANGE, "_key"))
+    range_first = F.min(NODE).over(Window.partitionBy(RANGE))
+    first_id = F.when(block_first == range_first, F.col(RANGE) * F.lit(int(block_size))).otherwise(block_first)
+    return keyed.select(NODE, SUCCESSOR, first_id.alias(S.BLOCK_ID), RANGE)
 
 
 def encode_blocks(arcs: DataFrame, config: CompressConfig, links_version: int) -> DataFrame:
@@ -60,12 +80,14 @@ def encode_blocks(arcs: DataFrame, config: CompressConfig, links_version: int) -
         S.MAX_REF_COUNT: config.max_ref_count,
         S.MIN_INTERVAL_LENGTH: config.min_interval_length,
         S.RESIDUAL_CODE: config.residual_code,
+        S.BLOCK_MAX_ARCS: int(config.block_max_arcs),
     }
 
     def encode_group(pdf: pd.DataFrame) -> pd.DataFrame:
         return encode_block_frame(pdf, config, build)
 
-    return arcs.groupBy(S.BLOCK_ID).applyInPandas(encode_group, schema=ENCODED_BLOCK)
+    # grouped by (range, block): the range partitioning of the windows already clusters them
+    return arcs.groupBy(RANGE, S.BLOCK_ID).applyInPandas(encode_group, schema=ENCODED_BLOCK)
 
 
 def encode_block_frame(pdf: pd.DataFrame, config: CompressConfig, build: dict) -> pd.DataFrame:
@@ -74,7 +96,7 @@ def encode_block_frame(pdf: pd.DataFrame, config: CompressConfig, build: dict) -
     from linkgraph.compress.bv import BVParams, encode_block
 
     block_id = int(pdf[S.BLOCK_ID].iloc[0])
-    first_id = block_id * config.block_size
+    first_id = block_id
     indptr, successors = block_csr(pdf[NODE].to_numpy(np.int64), pdf[SUCCESSOR].to_numpy(np.int64), first_id)
     params = BVParams(config.window_size, config.max_ref_count, config.min_interval_length, config.residual_code)
     block = encode_block(indptr, successors, first_id, params)

@@ -6,6 +6,12 @@
 every block's bit stream in one ``uint64`` array plus the bit offset of every list (8 bytes per
 page and direction).  A query decodes one list: its reference chain (at most ``max_ref_count``
 lists back) and the list itself, in compiled code.
+
+Memory: a full ``load`` holds the compressed streams of both directions plus 8 bytes per page and
+direction for the offsets (about 16 GB of offsets at a billion pages, on top of the streams), and
+reads every file of the three tables.  ``ConnectivityIndex.open(source)`` is the lazy alternative
+for a few lookups (``linkgraph links --compressed``): it reads the block holding the page asked
+about and that block's offsets only (``linkgraph.compress.lazy``).
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from linkgraph import schemas as S
 from linkgraph.compress import bits as B
 from linkgraph.compress.bv import BVParams, encode_block
 from linkgraph.compress.graph import CompressedGraph
+from linkgraph.compress.lazy import LazyConnectivityIndex
 from linkgraph.compress.webgraph import write_bvgraph
 from linkgraph.errors import CompressedIndexError, CompressedTableMissing
 
@@ -97,6 +104,20 @@ class ConnectivityIndex:
         return cls(graphs[0], graphs[1])
 
     @classmethod
+    def open(cls, source) -> LazyConnectivityIndex | ConnectivityIndex:
+        """The compressed tables of a lake opened lazily (one block read per page asked about):
+        ``source`` a lake directory or a path-based ``Lake``; a catalog ``Lake`` is loaded in full
+        through Spark."""
+        from linkgraph.io.delta import Lake
+
+        if isinstance(source, Lake):
+            if source.uses_catalog:
+                return cls.load(source)
+            return LazyConnectivityIndex(*(source.location(t) for t in (
+                S.LINKS_COMPRESSED_FORWARD_TABLE, S.LINKS_COMPRESSED_REVERSE_TABLE, S.LINKS_COMPRESSED_OFFSETS_TABLE)))
+        return LazyConnectivityIndex.at(source)
+
+    @classmethod
     def load(cls, source) -> ConnectivityIndex:
         """Load the compressed tables of a lake: ``source`` a lake directory (read without
         Spark) or a ``linkgraph.io.delta.Lake``."""
@@ -105,8 +126,9 @@ class ConnectivityIndex:
             for name in (S.LINKS_COMPRESSED_FORWARD_TABLE, S.LINKS_COMPRESSED_REVERSE_TABLE,
                          S.LINKS_COMPRESSED_OFFSETS_TABLE)
         }
-        builds = {
-            tuple(rows[c][i] for c in S.COMPRESSION_BUILD_COLUMNS)
+        # (a table of an older build lacks the newest build columns: None there, so it never matches)
+        builds: set[tuple] = {
+            tuple(rows[c][i] if c in rows else None for c in S.COMPRESSION_BUILD_COLUMNS)
             for rows in tables.values() for i in range(len(rows[S.BLOCK_ID]))
         }
         if len(builds) > 1:

@@ -88,9 +88,11 @@ def run(ctx: StepContext) -> AnalysisReport:
         report.rows[table] = lake.rows_written(table)
         log.info("analyze: wrote %s (%d rows)", table, report.rows[table])
 
-    write(S.FORWARD_INDEX_TABLE, by_page_id(X.forward_index(links)))
-    write(S.REVERSE_INDEX_TABLE, by_page_id(X.reverse_index(links)))
-    write(S.ANCHOR_INDEX_TABLE, by_page_id(X.anchor_index(links, pages, ac.anchor_cap, ac.boilerplate_anchors)))
+    chunked = (S.PAGE_ID, S.CHUNK)
+    write(S.FORWARD_INDEX_TABLE, by_page_id(X.forward_index(links, ac.max_list_entries)).sortWithinPartitions(*chunked))
+    write(S.REVERSE_INDEX_TABLE, by_page_id(X.reverse_index(links, ac.max_list_entries)).sortWithinPartitions(*chunked))
+    write(S.ANCHOR_INDEX_TABLE, by_page_id(
+        X.anchor_index(links, pages, ac.anchor_cap, ac.boilerplate_anchors, ac.max_list_entries)))
 
     nodes = D.page_nodes(pages).persist(StorageLevel.MEMORY_AND_DISK)
     try:
@@ -107,22 +109,34 @@ def run(ctx: StepContext) -> AnalysisReport:
 
 
 def _domain_analysis(ctx: StepContext, nodes: DataFrame, links: DataFrame, write: Write) -> None:
+    """Host and domain graphs over integer host/domain ids (names joined back on the aggregates).
+
+    Tables are clustered rather than globally sorted: ``hosts``/``domains`` range-partitioned by
+    name (lookups by name skip files), the link tables sorted within their partitions (they are
+    read whole, by joins and aggregates, never in a stored order)."""
     lake, ac = ctx.lake, ctx.config.analysis
-    located = D.located_links(links, nodes, tuple(ctx.config.rank.exclude_link_types))
+    ids = D.node_ids(nodes).persist()
+    located = D.located_link_ids(links, ids, tuple(ctx.config.rank.exclude_link_types))
     located = located.persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        write(S.HOSTS_TABLE, D.host_stats(nodes, located).orderBy(S.REV_HOST))
-        write(S.HOST_LINKS_TABLE, D.node_links(located, S.SRC_HOST, S.DST_HOST).orderBy(S.SRC_HOST, S.DST_HOST))
-        write(S.DOMAINS_TABLE, D.domain_stats(nodes, located).orderBy(S.DOMAIN))
+        write(S.HOSTS_TABLE, _by_name(D.host_stats(nodes, located, ids), S.REV_HOST))
+        write(S.HOST_LINKS_TABLE, D.node_links(located, ids, "host").sortWithinPartitions(S.SRC_HOST, S.DST_HOST))
+        write(S.DOMAINS_TABLE, _by_name(D.domain_stats(nodes, located, ids), S.DOMAIN))
         write(S.DOMAIN_LINKS_TABLE,
-              D.node_links(located, S.SRC_DOMAIN, S.DST_DOMAIN).orderBy(S.SRC_DOMAIN, S.DST_DOMAIN))
+              D.node_links(located, ids, "domain").sortWithinPartitions(S.SRC_DOMAIN, S.DST_DOMAIN))
         domains, domain_links = lake.read(S.DOMAINS_TABLE), lake.read(S.DOMAIN_LINKS_TABLE)
         _write_domain_authority(ctx, domains, domain_links, write)
         write(S.LINK_FARMS_TABLE, D.link_farms(domain_links, ac.link_farm_share, ac.link_farm_min_links))
         write(S.SYNDICATION_NETWORKS_TABLE,
-              D.syndication_networks(D.syndication_pairs(domain_links, ac.syndication_min_links)))
+              D.syndication_networks(D.syndication_pairs(domain_links, ac.syndication_min_links),
+                                     ac.max_list_entries))
     finally:
         located.unpersist()
+        ids.unpersist()
+
+
+def _by_name(df: DataFrame, name: str) -> DataFrame:
+    return df.repartitionByRange(name).sortWithinPartitions(name)
 
 
 def _write_domain_authority(ctx: StepContext, domains: DataFrame, domain_links: DataFrame, write: Write) -> None:

@@ -1,6 +1,7 @@
 """``linkgraph compress``: encode the lake's ``links`` into ``links_compressed_forward``,
 ``links_compressed_reverse`` and their offsets index ``links_compressed_offsets`` (one overwrite
-commit each).
+commit each), one block per data file so that a single-page lookup reads one file per table
+(``ConnectivityIndex.open``).
 
 A table already built from the current ``links`` version with the current ``compress``
 parameters is left alone, so a re-run changes nothing and a run killed between two commits is
@@ -11,6 +12,8 @@ go to ``rejects`` as INVALID_VALUE.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from pyspark import StorageLevel
@@ -67,6 +70,8 @@ def compressed_table_state(lake: Lake, table: str) -> tuple[tuple | None, int, i
     if not lake.exists(table):
         return None, 0, 0, 0
     df = lake.read(table)
+    if any(c not in df.columns for c in S.COMPRESSION_BUILD_COLUMNS):   # built by an older version
+        return None, 0, 0, 0
     arcs = F.sum(S.ARC_COUNT) if S.ARC_COUNT in df.columns else F.lit(0)
     rows = (df.groupBy(*S.COMPRESSION_BUILD_COLUMNS)
             .agg(F.count(F.lit(1)).alias("blocks"), arcs.alias("arcs"), F.sum(S.BIT_LENGTH).alias("bits"))
@@ -81,7 +86,8 @@ def run(ctx: StepContext) -> CompressReport:
     lake, cc = ctx.lake, ctx.config.compress
     version = lake.current_version(S.LINKS_TABLE)
     report = CompressReport(links_version=version)
-    wanted = (version, cc.block_size, cc.window_size, cc.max_ref_count, cc.min_interval_length, cc.residual_code)
+    wanted = (version, cc.block_size, cc.window_size, cc.max_ref_count, cc.min_interval_length, cc.residual_code,
+              cc.block_max_arcs)
     links = lake.read_version(S.LINKS_TABLE, version).select(S.SRC_ID, S.DST_ID)   # the version recorded
     states = {table: compressed_table_state(lake, table) for table in TABLES}
     if any(state[0] is None for state in states.values()) and not links.limit(1).count():
@@ -119,6 +125,22 @@ def _reject_unencodable(lake: Lake, links: DataFrame, version: int) -> int:
     return rejected
 
 
+@contextmanager
+def _one_row_per_file(ctx: StepContext) -> Iterator[None]:
+    """Writes inside store one row per data file: each block (or its offsets) alone in a file whose
+    Delta statistics (min/max first_id, block_id, direction) let a lookup read just that file."""
+    key = "spark.sql.files.maxRecordsPerFile"
+    previous = ctx.spark.conf.get(key, None)
+    ctx.spark.conf.set(key, "1")
+    try:
+        yield
+    finally:
+        if previous is None:
+            ctx.spark.conf.unset(key)
+        else:
+            ctx.spark.conf.set(key, previous)
+
+
 def _write_stale(ctx: StepContext, good: DataFrame, version: int, stale: list[str],
                  totals: dict[str, tuple[int, int, int]], report: CompressReport) -> dict[str, DataFrame]:
     """Encode the directions a stale table needs and overwrite the stale tables; returns the
@@ -130,7 +152,7 @@ def _write_stale(ctx: StepContext, good: DataFrame, version: int, stale: list[st
     for direction, table in DIRECTIONS:
         if table not in stale and not offsets_stale:
             continue
-        arcs = CB.arcs_by_block(good, direction, cc.block_size)
+        arcs = CB.arcs_by_block(good, direction, cc.block_size, cc.block_max_arcs)
         encoded[direction] = CB.encode_blocks(arcs, cc, version).persist(StorageLevel.MEMORY_AND_DISK)
         blocks, arc_count, bits, direction_offsets_bits = one_row(encoded[direction].agg(
             F.count(F.lit(1)), F.coalesce(F.sum(S.ARC_COUNT), F.lit(0)), F.coalesce(F.sum(S.BIT_LENGTH), F.lit(0)),
@@ -138,12 +160,14 @@ def _write_stale(ctx: StepContext, good: DataFrame, version: int, stale: list[st
         totals[table] = (int(blocks), int(arc_count), int(bits))
         offsets_bits += int(direction_offsets_bits)
         if table in stale:
-            lake.overwrite(table, CB.block_rows(encoded[direction]))
+            with _one_row_per_file(ctx):
+                lake.overwrite(table, CB.block_rows(encoded[direction]).sortWithinPartitions(S.BLOCK_ID))
             report.tables_written.append(table)
     if offsets_stale:
         offsets = CB.offsets_rows(encoded[S.FORWARD], S.FORWARD).unionByName(
             CB.offsets_rows(encoded[S.REVERSE], S.REVERSE))
-        lake.overwrite(S.LINKS_COMPRESSED_OFFSETS_TABLE, offsets)
+        with _one_row_per_file(ctx):
+            lake.overwrite(S.LINKS_COMPRESSED_OFFSETS_TABLE, offsets)
         report.tables_written.append(S.LINKS_COMPRESSED_OFFSETS_TABLE)
         totals[S.LINKS_COMPRESSED_OFFSETS_TABLE] = (0, 0, offsets_bits)
     return encoded

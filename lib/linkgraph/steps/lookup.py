@@ -41,20 +41,21 @@ def links(ctx: StepContext, direction: str, url: str) -> DataFrame:
         return row.select(F.posexplode(S.ANCHORS).alias("position", "entry")).select(
             "position", "entry.*").orderBy("position").drop("position")
     table, ids = (S.FORWARD_INDEX_TABLE, S.TARGET_IDS) if direction == "out" else (S.REVERSE_INDEX_TABLE, S.SOURCE_IDS)
+    # the page's rows are chunks of at most analysis.max_list_entries ids: chunk order, then position
     neighbours = lake.read(table).where(F.col(S.PAGE_ID) == page_id).select(
-        F.posexplode(ids).alias("position", S.PAGE_ID))
-    return neighbours.join(pages.select(S.PAGE_ID, S.URL), on=S.PAGE_ID, how="left").orderBy("position").select(
-        S.URL, S.PAGE_ID)
+        S.CHUNK, F.posexplode(ids).alias("position", S.PAGE_ID))
+    return neighbours.join(pages.select(S.PAGE_ID, S.URL), on=S.PAGE_ID, how="left").orderBy(
+        S.CHUNK, "position").select(S.URL, S.PAGE_ID)
 
 
 def links_compressed(ctx: StepContext, direction: str, url: str, limit: int) -> list[dict]:
-    """``out``/``in`` neighbours of one page from the compressed graph (``ConnectivityIndex``):
+    """``out``/``in`` neighbours of one page from the compressed graph (``ConnectivityIndex.open``):
     the first ``limit`` as dicts of url and page_id, in id order; URL <-> id through ``pages``."""
     lake = ctx.lake
     lake.require(S.PAGES_TABLE, S.LINKS_COMPRESSED_FORWARD_TABLE)
     pages = lake.read(S.PAGES_TABLE)
     page_id = page_id_of(lake, pages, url)
-    index = ConnectivityIndex.load(lake)
+    index = ConnectivityIndex.open(lake)   # reads the block holding the page, not the whole graph
     ids = (index.out_links if direction == "out" else index.in_links)(page_id)[:limit]
     urls = {r[S.PAGE_ID]: r[S.URL] for r in pages.where(F.col(S.PAGE_ID).isin([int(i) for i in ids])).collect()}
     return [{S.URL: urls.get(int(i)), S.PAGE_ID: int(i)} for i in ids]

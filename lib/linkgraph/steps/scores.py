@@ -122,8 +122,9 @@ def _seed_scores(ctx: StepContext, seeds: list[CanonicalUrl], seed_pages: DataFr
         in_house = spark.createDataFrame([], f"{S.DOMAIN} string, {S.DOMAIN_AUTHORITY} double")
     authority = SC.blended_authority(nodes, in_house, optional[S.EXTERNAL_AUTHORITY_TABLE],
                                      sc.external_authority_weight)
+    depths = SC.hop_depths(links, seed_pages, SC.hop_rounds(sc.hop_limit, sc.max_depth))
     terms = SC.seed_score_terms(pages, SC.in_link_counts(links), authority, optional[S.SITEMAPS_TABLE],
-                                SC.hop_depths(links, seed_pages, sc.hop_limit), sc.unlisted_priority)
+                                depths, sc.unlisted_priority)
     scored = terms.withColumn(S.SEED_SCORE, SC.seed_score(sc.weights))
     seed_hosts = sorted({reverse_host(str(s.host)) for s in seeds})
     seed_domains = spark.createDataFrame(

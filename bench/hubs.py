@@ -1,0 +1,198 @@
+"""Hub bench: analyze, scores, reward and compress on a generated graph with a hub page and a huge host.
+
+    python bench/hubs.py [--links 20M] [--hub-in-links 2M] [--host-pages 5M] [--driver-memory 4g]
+                         [--max-list-entries 65536] [--workdir DIR]
+
+One process, one local[2] session with ``--driver-memory`` (the issue's 4 GB by default).  The
+graph is written straight to a lake's ``pages``/``links`` (what ingest would store; ingest itself
+is ``bench/scale.py``'s subject): ``--links`` links in all, of which page 0 -- a page of the big
+host -- receives ``--hub-in-links`` (from pages 1, 2, ...), and the host ``www.big-host.com``
+holds ``--host-pages`` pages; the other pages sit 100 to a host and 1,000 to a registered domain.
+The rest of the links are 70% within the source's host, 30% to a skewed random page; anchors are
+drawn from 1,000 texts.
+
+Per step (``analyze``, ``scores`` from one seed, ``reward`` with ``--rounds`` rounds and no
+pruning, ``compress``) it prints seconds, peak resident memory of the whole local Spark (JVM plus
+Python workers, sampled every 0.2 s) and shuffle bytes written.  Then the largest array in any row
+of any table the lake holds (top-level array columns of every Delta table), and the seconds of a
+single-page compressed lookup of the hub's in-links and out-links in a fresh Python process
+(cold: no Spark, ``ConnectivityIndex.open`` then one query each), with the data files it read.
+It ends with ``max_row_entries=N`` and ``single_page_lookup_seconds=S``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import ArrayType
+
+from linkgraph import schemas as S
+from linkgraph.cli import main as cli
+from linkgraph.config import config_from_dict
+from linkgraph.io.delta import Lake
+from linkgraph.pipeline import analyze_step, compress_step, scores_step
+from linkgraph.session import get_spark
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from scale import PeakMemory, ShuffleMeter, parse_size  # noqa: E402  (bench/scale.py's meters)
+
+BIG_HOST, BIG_DOMAIN = "www.big-host.com", "big-host.com"
+PAGES_PER_HOST, PAGES_PER_DOMAIN = 100, 1000
+
+
+def page_url(page: F.Column, host_pages: int) -> tuple[F.Column, F.Column, F.Column]:
+    """(url, host, registered_domain) of page id ``page``."""
+    domain = F.when(page < host_pages, F.lit(BIG_DOMAIN)).otherwise(
+        F.concat(F.lit("d"), F.floor(page / PAGES_PER_DOMAIN).cast("string"), F.lit(".net")))
+    host = F.when(page < host_pages, F.lit(BIG_HOST)).otherwise(
+        F.concat(F.lit("h"), F.floor(page / PAGES_PER_HOST).cast("string"), F.lit("."), domain))
+    return F.concat(F.lit("http://"), host, F.lit("/p"), page.cast("string")), host, domain
+
+
+def write_hub_graph(spark: SparkSession, lake: Lake, n_links: int, hub_in: int, host_pages: int) -> tuple[int, int]:
+    """Pages and links of the hub graph into the lake; returns (pages, links)."""
+    n_pages = max(host_pages * 2, n_links // 4, hub_in + 2)
+    url, host, domain = page_url(F.col("id"), host_pages)
+    values = {S.PAGE_ID: F.col("id"), S.URL: url, S.HOST: host, S.REGISTERED_DOMAIN: domain}
+    pages = spark.range(n_pages).select(*[
+        (values[f.name] if f.name in values else F.lit(None)).cast(f.dataType).alias(f.name) for f in S.PAGES.fields])
+    hub = spark.range(1, hub_in + 1).select(F.col("id").alias(S.SRC_ID), F.lit(0).cast("long").alias(S.DST_ID))
+    ids = spark.range(max(n_links - hub_in, 0))
+    src = (F.xxhash64(F.col("id")) % n_pages + n_pages) % n_pages
+    in_range = (F.xxhash64(F.col("id"), F.lit(1)) % PAGES_PER_HOST + PAGES_PER_HOST) % PAGES_PER_HOST
+    within_big = (F.xxhash64(F.col("id"), F.lit(2)) % host_pages + host_pages) % host_pages
+    host_start = F.floor(src / PAGES_PER_HOST) * PAGES_PER_HOST
+    same_host = F.when(src < host_pages, within_big).otherwise(host_start + in_range)
+    skewed = F.floor(F.pow(F.rand(7), 3) * n_pages).cast("long")
+    dst = F.least(F.when(F.rand(11) < 0.7, same_host).otherwise(skewed), F.lit(n_pages - 1))
+    rest = ids.select(src.cast("long").alias(S.SRC_ID), dst.cast("long").alias(S.DST_ID))
+    arcs = hub.unionByName(rest).where(F.col(S.SRC_ID) != F.col(S.DST_ID)).dropDuplicates([S.SRC_ID, S.DST_ID])
+    anchor = F.concat(F.lit("anchor "), (F.xxhash64(S.SRC_ID, S.DST_ID) % 1000).cast("string"))
+    link_values = {S.SRC_ID: F.col(S.SRC_ID), S.DST_ID: F.col(S.DST_ID), S.ANCHOR_TEXT: anchor}
+    links = arcs.select(*[(link_values[f.name] if f.name in link_values else F.lit(None)).cast(f.dataType).alias(f.name)
+                          for f in S.LINKS.fields])
+    lake.overwrite(S.PAGES_TABLE, pages.repartitionByRange(8, S.PAGE_ID))
+    by_pair = (S.SRC_ID, S.DST_ID)
+    lake.overwrite(S.LINKS_TABLE, links.repartitionByRange(16, *by_pair).sortWithinPartitions(*by_pair))
+    return n_pages, lake.read(S.LINKS_TABLE).count()
+
+
+def max_row_entries(spark: SparkSession, lake_dir: Path) -> dict[str, int]:
+    """Per Delta table of the lake: the most entries of any top-level array column in one row."""
+    found: dict[str, int] = {}
+    for table in sorted(p.parent.name for p in lake_dir.glob("*/_delta_log")):
+        df = spark.read.format("delta").load(str(lake_dir / table))
+        arrays = [f.name for f in df.schema.fields if isinstance(f.dataType, ArrayType)]
+        if arrays:
+            row = df.agg(*[F.coalesce(F.max(F.size(c)), F.lit(0)).alias(c) for c in arrays]).first()
+            found[table] = max(int(row[c]) for c in arrays)
+    return found
+
+
+LOOKUP = """
+import json, sys, time
+started = time.monotonic()
+from linkgraph.compress import ConnectivityIndex
+index = ConnectivityIndex.open(sys.argv[1])
+outs = index.out_links(int(sys.argv[2]))
+out_seconds, out_files = time.monotonic() - started, list(index.files_read)
+ins = index.in_links(int(sys.argv[2]))
+print(json.dumps({"seconds": out_seconds, "in_seconds": time.monotonic() - started - out_seconds,
+                  "in": len(ins), "out": len(outs), "out_files": out_files,
+                  "in_files": index.files_read[len(out_files):]}))
+"""
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--links", default="20M", help="links generated (K/M suffixes; default 20M)")
+    parser.add_argument("--hub-in-links", default="2M", help="in-links of the hub page (default 2M)")
+    parser.add_argument("--host-pages", default="5M", help="pages of the big host (default 5M)")
+    parser.add_argument("--rounds", type=int, default=10, help="reward rounds (default 10)")
+    parser.add_argument("--max-list-entries", type=int, default=65536, help="analysis.max_list_entries")
+    parser.add_argument("--driver-memory", default="4g")
+    parser.add_argument("--workdir", help="scratch directory (default: a temporary one, removed afterwards)")
+    args = parser.parse_args(argv)
+    n_links, hub_in, host_pages = parse_size(args.links), parse_size(args.hub_in_links), parse_size(args.host_pages)
+
+    workdir = Path(args.workdir or tempfile.mkdtemp(prefix="linkgraph-bench-hubs-"))
+    lake_dir = workdir / "lake"
+    config = config_from_dict({
+        "lake": {"path": str(lake_dir)},
+        "analysis": {"max_list_entries": args.max_list_entries},
+        "spark": {"master": "local[2]", "shuffle_partitions": 8, "driver_memory": args.driver_memory,
+                  "checkpoint_dir": str(workdir / "checkpoints"),
+                  "conf": {"spark.default.parallelism": "4", "spark.ui.enabled": "true",
+                           "spark.ui.showConsoleProgress": "false", "spark.ui.retainedStages": "100000",
+                           "spark.ui.retainedJobs": "100000", "spark.databricks.delta.snapshotPartitions": "2",
+                           "spark.sql.adaptive.enabled": "true"}},
+    })
+    spark = get_spark(config.spark)
+    spark.sparkContext.setLogLevel("ERROR")
+    shuffle = ShuffleMeter(spark)
+    print(f"hubs bench: links={n_links:,} hub_in_links={hub_in:,} host_pages={host_pages:,} local[2] "
+          f"driver {args.driver_memory}; load average at start {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores",
+          flush=True)
+    try:
+        lake = Lake(spark, config.lake)
+        started = time.monotonic()
+        n_pages, stored = write_hub_graph(spark, lake, n_links, hub_in, host_pages)
+        print(f"generated pages={n_pages:,} links={stored:,} in {time.monotonic() - started:.1f} s", flush=True)
+        hub_url = lake.read(S.PAGES_TABLE).where(F.col(S.PAGE_ID) == 0).first()[S.URL]
+        seed_url = lake.read(S.PAGES_TABLE).where(F.col(S.PAGE_ID) == host_pages).first()[S.URL]
+
+        def reward() -> None:
+            with contextlib.redirect_stdout(io.StringIO()):
+                code = cli(["reward", "--lake", str(lake_dir), "--rounds", str(args.rounds), "--no-prune",
+                            "--seeds", seed_url])
+            if code != 0:
+                raise SystemExit(f"reward exited {code}")
+
+        steps = (("analyze", lambda: analyze_step(spark, config)),
+                 ("scores", lambda: scores_step(spark, config, seeds=[seed_url])),
+                 ("reward", reward),
+                 ("compress", lambda: compress_step(spark, config)))
+        shuffle.mark()
+        for name, action in steps:
+            with PeakMemory() as memory:
+                started = time.monotonic()
+                action()
+                seconds = time.monotonic() - started
+            print(f"{name:<9} {seconds:9.1f} s  peak_rss={memory.peak / 2**20:7.0f} MiB  "
+                  f"shuffle={shuffle.mark() / 2**20:9.1f} MiB", flush=True)
+
+        entries = max_row_entries(spark, lake_dir)
+        for table, n in entries.items():
+            print(f"  largest array in a row of {table}: {n:,}")
+        lookup = subprocess.run([sys.executable, "-c", LOOKUP, str(lake_dir), "0"], capture_output=True, text=True,
+                                check=True)
+        answer = json.loads(lookup.stdout.strip().splitlines()[-1])
+        print(f"single-page lookup of {hub_url} (cold process, no Spark): out_links={answer['out']:,} in "
+              f"{answer['seconds']:.3f} s (imports + open + query), then in_links={answer['in']:,} in "
+              f"{answer['in_seconds']:.3f} s", flush=True)
+        for direction in ("out", "in"):
+            for path in answer[f"{direction}_files"]:
+                print(f"  {direction} read {path}")
+        print(f"max_row_entries={max(entries.values(), default=0)}")
+        print(f"single_page_lookup_seconds={answer['seconds']:.3f}")
+    finally:
+        spark.stop()
+        if not args.workdir:
+            shutil.rmtree(workdir, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

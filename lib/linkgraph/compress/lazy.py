@@ -1,0 +1,179 @@
+"""``LazyConnectivityIndex``: the compressed link graph opened without loading it, for lookups of a
+few pages.
+
+``ConnectivityIndex.load`` keeps every block's bit stream and the bit offset of every list in memory:
+the compressed size plus 8 bytes per page and direction (about 16 GB of offsets alone at a billion
+pages), read through every file of the three tables.  ``ConnectivityIndex.open`` returns this class
+instead: a query for page ``p`` reads the Delta log's per-file statistics (min/max of ``first_id``,
+``block_id`` and ``direction``), then only the data file holding the block of ``p`` and the file
+holding that block's offsets, and decodes that one block's offsets (``node_count + 1`` values).
+``linkgraph compress`` writes one block per file, so one lookup reads one block and its offsets.
+Blocks read are kept (by direction and block id) for later queries; ``files_read`` lists the data
+files read so far.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+import numpy as np
+
+from linkgraph import schemas as S
+from linkgraph.compress import bits as B
+from linkgraph.compress.bv import BVParams
+from linkgraph.compress.graph import CompressedGraph
+from linkgraph.errors import CompressedIndexError, CompressedTableMissing
+
+_EMPTY = np.empty(0, dtype=np.int64)
+
+
+class _DeltaFiles:
+    """The data files of one Delta table with their column statistics (from the log, no data read)."""
+
+    def __init__(self, location: str):
+        from deltalake import DeltaTable
+        from deltalake.exceptions import TableNotFoundError
+
+        try:
+            table = DeltaTable(location)
+        except TableNotFoundError:
+            raise CompressedTableMissing(f"table not found at {location}: run linkgraph compress") from None
+        import pyarrow as pa
+
+        self.root = table.table_uri.rstrip("/")
+        self.actions = pa.table(table.get_add_actions(flatten=True)).to_pydict()
+        self.paths: list[str] = self.actions["path"]
+
+    def stat(self, kind: str, column: str) -> list:
+        return self.actions.get(f"{kind}.{column}") or [None] * len(self.paths)
+
+    def uri(self, i: int) -> str:
+        path = self.paths[i]
+        return path if "://" in path else f"{self.root}/{path}"
+
+    def local(self, i: int) -> str:
+        uri = self.uri(i)
+        parsed = urlparse(uri)
+        return unquote(parsed.path) if parsed.scheme in ("", "file") else uri
+
+    def candidates(self, column: str, low, high) -> list[int]:
+        """Files whose [min, max] of ``column`` meets [low, high] (every file without statistics)."""
+        mins, maxs = self.stat("min", column), self.stat("max", column)
+        return [i for i in range(len(self.paths))
+                if mins[i] is None or maxs[i] is None or (mins[i] <= high and maxs[i] >= low)]
+
+
+def _disjoint(files: _DeltaFiles, column: str, chosen: list[int]) -> bool:
+    mins, maxs = files.stat("min", column), files.stat("max", column)
+    if any(mins[i] is None or maxs[i] is None for i in chosen):
+        return False
+    spans = sorted((mins[i], maxs[i]) for i in chosen)
+    return all(a[1] < b[0] for a, b in zip(spans, spans[1:], strict=False))
+
+
+class LazyConnectivityIndex:
+    """Out- and in-links of single pages, each read from its own block (see the module docstring)."""
+
+    def __init__(self, forward: str, reverse: str, offsets: str):
+        self._locations = {S.FORWARD: forward, S.REVERSE: reverse, S.OFFSETS: offsets}
+        self._logs: dict[str, _DeltaFiles] = {}
+        self._blocks: dict[tuple[str, int], CompressedGraph] = {}
+        self.files_read: list[str] = []
+
+    def _files(self, key: str) -> _DeltaFiles:
+        """A table's file list, its Delta log read on first use (an out-link lookup never reads
+        the reverse table's log)."""
+        if key not in self._logs:
+            self._logs[key] = _DeltaFiles(self._locations[key])
+        return self._logs[key]
+
+    @classmethod
+    def at(cls, lake_dir: str | Path) -> LazyConnectivityIndex:
+        from linkgraph.paths import to_uri
+
+        root = to_uri(str(lake_dir)).rstrip("/")
+        return cls(*(f"{root}/{t}" for t in (S.LINKS_COMPRESSED_FORWARD_TABLE, S.LINKS_COMPRESSED_REVERSE_TABLE,
+                                             S.LINKS_COMPRESSED_OFFSETS_TABLE)))
+
+    # --- queries -------------------------------------------------------------------------------
+    def out_links(self, page_id: int) -> np.ndarray:
+        """Sorted int64 ids of the pages ``page_id`` links to."""
+        return self._successors(S.FORWARD, page_id)
+
+    def in_links(self, page_id: int) -> np.ndarray:
+        """Sorted int64 ids of the pages linking to ``page_id``."""
+        return self._successors(S.REVERSE, page_id)
+
+    def out_degree(self, page_id: int) -> int:
+        graph = self._graph(S.FORWARD, page_id)
+        return 0 if graph is None else graph.degree(page_id)
+
+    def in_degree(self, page_id: int) -> int:
+        graph = self._graph(S.REVERSE, page_id)
+        return 0 if graph is None else graph.degree(page_id)
+
+    def _successors(self, direction: str, page_id: int) -> np.ndarray:
+        graph = self._graph(direction, page_id)
+        return _EMPTY if graph is None else graph.successors(page_id)
+
+    # --- reading one block ---------------------------------------------------------------------
+    def _read(self, files: _DeltaFiles, i: int, filters: list[tuple]) -> dict:
+        import pyarrow.parquet as pq
+
+        self.files_read.append(files.uri(i))
+        return pq.read_table(files.local(i), filters=filters).to_pydict()
+
+    def _block_row(self, direction: str, page_id: int) -> dict | None:
+        """The row of the block whose id range may hold ``page_id``, or None."""
+        files = self._files(direction)
+        sizes = [s for s in files.stat("max", S.BLOCK_SIZE) if s is not None]
+        low = (page_id // int(sizes[0])) * int(sizes[0]) if sizes else 0
+        chosen = files.candidates(S.FIRST_ID, low, page_id)
+        if not chosen:
+            return None
+        if _disjoint(files, S.FIRST_ID, chosen):
+            # the file starting last before page_id holds the last block starting before it
+            mins = files.stat("min", S.FIRST_ID)
+            chosen = [max(chosen, key=lambda i: mins[i])]
+        best: dict | None = None
+        for i in chosen:
+            rows = self._read(files, i, [(S.FIRST_ID, ">=", low), (S.FIRST_ID, "<=", page_id)])
+            for j, first in enumerate(rows[S.FIRST_ID]):
+                if best is None or first > best[S.FIRST_ID]:
+                    best = {c: rows[c][j] for c in rows}
+        if best is None or page_id >= best[S.FIRST_ID] + best[S.NODE_COUNT]:
+            return None
+        return best
+
+    def _offsets_row(self, direction: str, block_id: int) -> dict:
+        files = self._files(S.OFFSETS)
+        chosen = [i for i in files.candidates(S.BLOCK_ID, block_id, block_id)
+                  if i in files.candidates(S.DIRECTION, direction, direction)]
+        for i in chosen:
+            rows = self._read(files, i, [(S.DIRECTION, "=", direction), (S.BLOCK_ID, "=", block_id)])
+            if rows[S.BLOCK_ID]:
+                return {c: rows[c][0] for c in rows}
+        raise CompressedIndexError(f"no {direction} offsets for block {block_id}: run linkgraph compress again")
+
+    def _graph(self, direction: str, page_id: int) -> CompressedGraph | None:
+        for (d, _), graph in self._blocks.items():
+            if d == direction and graph.block_first[0] <= page_id < graph.block_first[0] + graph.block_nodes[0]:
+                return graph
+        row = self._block_row(direction, page_id)
+        if row is None:
+            return None
+        offsets = self._offsets_row(direction, row[S.BLOCK_ID])
+        build = tuple(row[c] for c in S.COMPRESSION_BUILD_COLUMNS)
+        if tuple(offsets[c] for c in S.COMPRESSION_BUILD_COLUMNS) != build:
+            raise CompressedIndexError(
+                f"block {row[S.BLOCK_ID]} ({direction}) and its offsets come from different builds: "
+                "run linkgraph compress again")
+        params = BVParams(window_size=row[S.WINDOW_SIZE], max_ref_count=row[S.MAX_REF_COUNT],
+                          min_interval_length=row[S.MIN_INTERVAL_LENGTH], residual_code=row[S.RESIDUAL_CODE])
+        node_offsets = B.gamma_decode_gaps(B.bytes_to_words(offsets[S.OFFSETS]), row[S.NODE_COUNT] + 1)
+        graph = CompressedGraph.from_blocks(
+            [(row[S.FIRST_ID], row[S.NODE_COUNT], row[S.ARC_COUNT], row[S.BIT_LENGTH], row[S.DATA], node_offsets)],
+            params)
+        self._blocks[(direction, int(row[S.BLOCK_ID]))] = graph
+        return graph
