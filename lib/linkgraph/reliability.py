@@ -120,8 +120,10 @@ def guard_new_page_ids(lake, read_version: int | None, numbered: DataFrame) -> N
     before the MERGE; Delta's conflict check covers only the MERGE's own read, so another ingest
     committing new pages in between goes unnoticed by Delta and both number from the same maximum.
     The later committer finds the other commit in the table's history; if ids are then shared, it
-    deletes the rows it inserted (``numbered``: url, page_id) in one commit and raises
-    ``ConcurrentPageIdException``, which ``retry_on_conflict`` treats as a conflict.
+    deletes its own rows that hold a shared id (``numbered``: url, page_id) in one commit and
+    raises ``ConcurrentPageIdException``, which ``retry_on_conflict`` treats as a conflict; the
+    re-run numbers those pages anew.  Only rows with a shared id go: a URL both ingests numbered
+    alike (same URL, same id) is one row the other ingest inserted and this one only updated.
     """
     from pyspark.sql import functions as F
 
@@ -131,17 +133,19 @@ def guard_new_page_ids(lake, read_version: int | None, numbered: DataFrame) -> N
     later = lake.delta_table(S.PAGES_TABLE).history().where(F.col("version") > F.lit(read))
     if later.count() <= 1:   # only this ingest's own commit (or none)
         return
-    shared = lake.read(S.PAGES_TABLE).groupBy(S.PAGE_ID).count().where(F.col("count") > 1)
+    pages = lake.read_version(S.PAGES_TABLE, lake.current_version(S.PAGES_TABLE))
+    shared = pages.groupBy(S.PAGE_ID).count().where(F.col("count") > 1).select(S.PAGE_ID)
     if not shared.limit(1).count():
         return
+    colliding = numbered.select(S.URL, S.PAGE_ID).join(shared, on=S.PAGE_ID, how="left_semi")
     # The delete must land, or this ingest's pages would keep the shared ids for good: it is
     # idempotent (own url and id only), so it is retried on a conflict of its own.
     retry_on_conflict(
-        lambda: lake.delete_matching(S.PAGES_TABLE, numbered, [S.URL, S.PAGE_ID]),
-        what="page-id guard: removing this ingest's new pages", attempts=GUARD_DELETE_ATTEMPTS,
+        lambda: lake.delete_matching(S.PAGES_TABLE, colliding, [S.URL, S.PAGE_ID]),
+        what="page-id guard: removing this ingest's pages with shared ids", attempts=GUARD_DELETE_ATTEMPTS,
         backoff_seconds=0.5,
     )
     raise ConcurrentPageIdException(
         "another ingest committed new pages with the same new page ids while this one ran; "
-        "its own new pages were removed"
+        "its own pages with those ids were removed"
     )
