@@ -92,7 +92,7 @@ class Lake:
 
     def ensure(self, table: str, schema: StructType) -> None:
         """Create ``table`` empty with ``schema`` unless it exists (a no-op commit is avoided)."""
-        if self.exists(table):
+        if self.exists(table) and self._first_commit_seen(table):
             return
         builder = DeltaTable.createIfNotExists(self.spark).addColumns(schema)
         location = self.location(table)
@@ -112,12 +112,25 @@ class Lake:
         ``wait_seconds``.  A directory that stays a non-Delta one is a real error."""
         if "DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION" not in str(exc):
             return False
+        return self.exists(table) and self._first_commit_seen(table, wait_seconds)
+
+    def _first_commit_seen(self, table: str, wait_seconds: float = 30.0) -> bool:
+        """True once the table's first commit is readable.  A table another job is creating has a
+        ``_delta_log`` directory (``exists`` is true) a moment before its first commit, and reading
+        it in between fails with ``DELTA_TABLE_NOT_FOUND``: wait up to ``wait_seconds`` for it."""
+        if self.uses_catalog:
+            return True
         deadline = time.monotonic() + wait_seconds
-        while time.monotonic() < deadline:
-            if self.exists(table):
+        while True:
+            try:
+                self.delta_table(table)
                 return True
+            except Exception as exc:
+                if "DELTA_TABLE_NOT_FOUND" not in str(exc):
+                    raise
+            if time.monotonic() >= deadline:
+                return False
             time.sleep(0.2)
-        return False
 
     def overwrite(
         self, table: str, df: DataFrame, partition_by: list[str] | None = None, built_from: str | None = None,
