@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 from linkgraph import paths
 from linkgraph import schemas as S
 from linkgraph.config import TINY_DATA_SPARK_CONF, Config, load_config
-from linkgraph.errors import ConflictRetriesExhausted, UsageError
+from linkgraph.errors import ConflictRetriesExhausted, UnreadableDataError, UsageError
 from linkgraph.readers import FORMATS
 
 if TYPE_CHECKING:
@@ -453,7 +453,7 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:
         print(f"linkgraph {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    except ConflictRetriesExhausted as exc:
+    except (ConflictRetriesExhausted, UnreadableDataError) as exc:
         print(f"linkgraph {args.command}: error: {exc}", file=sys.stderr)
         return 1
     except Exception as exc:

@@ -55,3 +55,9 @@ class CompressedTableMissing(CompressedIndexError, MissingTableError):
 
 class ConflictRetriesExhausted(RuntimeError):
     """Every attempt of a step conflicted with a concurrent Delta commit (exit 1, not a usage error)."""
+
+
+class UnreadableDataError(RuntimeError):
+    """A step stopped on a file that cannot be read to its end (a data file of the lake's tables,
+    or an input that changed) after it may have committed some tables; the message says which
+    tables it committed and that a re-run completes it (exit 1, one line)."""

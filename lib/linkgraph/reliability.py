@@ -35,13 +35,19 @@ class ConcurrentPageIdException(RuntimeError):
     them, and ids collided; this ingest's inserted pages were removed again (a conflict: retried)."""
 
 
+class ConcurrentPruneException(RuntimeError):
+    """A concurrent prune (``linkgraph reward``) deleted pages this ingest links to after the
+    ingest resolved its links to their ids; its links to them were removed again (a conflict:
+    retried, and the re-run inserts those pages as new ones)."""
+
+
 def is_delta_conflict(exc: BaseException) -> bool:
     """True for Delta's concurrent-modification errors (Python wrappers or their JVM class names)."""
     from delta import exceptions as delta_errors
 
     # Delta's Python conflict classes do not share a base class (each derives PySparkException).
     conflicts = tuple(getattr(delta_errors, name) for name in delta_errors.__all__)
-    if isinstance(exc, conflicts + (ConcurrentPageIdException,)):
+    if isinstance(exc, conflicts + (ConcurrentPageIdException, ConcurrentPruneException)):
         return True
     # Unconverted JVM errors (e.g. raised inside a py4j call the converter does not see), and
     # conflicts Delta rethrows wrapped (an empty UnsupportedOperationException from
@@ -148,4 +154,47 @@ def guard_new_page_ids(lake, read_version: int | None, numbered: DataFrame) -> N
     raise ConcurrentPageIdException(
         "another ingest committed new pages with the same new page ids while this one ran; "
         "its own pages with those ids were removed"
+    )
+
+
+def check_pages_still_there(lake, read_version: int | None, batch_urls: DataFrame, resolved: DataFrame) -> None:
+    """After the links MERGE: make sure no page this ingest links to was deleted meanwhile.
+
+    A prune (``linkgraph reward``) deletes the links of its pages, then the pages.  An ingest that
+    resolved its URLs to page ids before that pages DELETE and commits its links after it would
+    leave links to missing pages (Delta sees no conflict: different tables).  So when another job
+    committed to ``pages`` since the ingest read it (``read_version``), the ingest checks that
+    every URL of its batch (``batch_urls``) is still a page; if not, it deletes its links
+    (``resolved``: src_id, dst_id) whose ends are gone, in one commit retried on a conflict, and
+    raises ``ConcurrentPruneException``, which ``retry_on_conflict`` treats as a conflict: the re-run
+    inserts the pruned URLs as new pages.  Links committed *before* the pages DELETE are removed
+    by the prune itself (its last DELETE reads ``links`` after its pages DELETE), so between the
+    two no link to a pruned page stays.
+    """
+    from pyspark.sql import functions as F
+
+    from linkgraph import schemas as S
+
+    read = read_version if read_version is not None else -1
+    own = [v for table, v in lake.commits if table == S.PAGES_TABLE and v is not None and v > read]
+    later = (lake.delta_table(S.PAGES_TABLE).history().where(F.col("version") > F.lit(read))
+             .where(~F.col("version").isin(own)))
+    if not later.limit(1).count():   # only this ingest's own pages commit (or none)
+        return
+    pages = lake.read_version(S.PAGES_TABLE, lake.current_version(S.PAGES_TABLE))
+    if not batch_urls.join(pages.select(S.URL), on=S.URL, how="left_anti").limit(1).count():
+        return
+    ids = pages.select(S.PAGE_ID)
+    dangling = (resolved.select(S.SRC_ID, S.DST_ID)
+                .join(ids.select(F.col(S.PAGE_ID).alias(S.SRC_ID)), on=S.SRC_ID, how="left_anti")
+                .unionByName(resolved.select(S.SRC_ID, S.DST_ID)
+                             .join(ids.select(F.col(S.PAGE_ID).alias(S.DST_ID)), on=S.DST_ID, how="left_anti"))
+                .distinct().localCheckpoint(eager=True))
+    retry_on_conflict(
+        lambda: lake.delete_matching(S.LINKS_TABLE, dangling, [S.SRC_ID, S.DST_ID]),
+        what="removing this ingest's links to pages a concurrent prune deleted", attempts=GUARD_DELETE_ATTEMPTS,
+        backoff_seconds=0.5,
+    )
+    raise ConcurrentPruneException(
+        "a concurrent prune deleted pages this ingest links to while it ran; its links to them were removed"
     )

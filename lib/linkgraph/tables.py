@@ -160,7 +160,8 @@ def merge_feeds(lake: Lake, rows: DataFrame) -> None:
     if not lake.exists(S.FEEDS_TABLE):
         lake.overwrite(S.FEEDS_TABLE, rows.select(*[F.col(f.name).cast(f.dataType) for f in S.FEEDS.fields]))
         return
-    lake.merge(S.FEEDS_TABLE, rows, keys=[S.FEED_URL], update_set={S.LAST_SEEN_AT: f"s.{S.LAST_SEEN_AT}"})
+    lake.merge(S.FEEDS_TABLE, rows, keys=[S.FEED_URL], update_set={S.LAST_SEEN_AT: f"s.{S.LAST_SEEN_AT}"},
+               update_condition=f"NOT (t.{S.LAST_SEEN_AT} <=> s.{S.LAST_SEEN_AT})")   # a retry commits nothing
 
 
 # --- results of a run -----------------------------------------------------------------------------------

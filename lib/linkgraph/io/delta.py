@@ -8,6 +8,8 @@ replacement one ``overwrite`` commit, so a job killed midway leaves the previous
 from __future__ import annotations
 
 import logging
+import os
+import signal
 import time
 from dataclasses import dataclass
 
@@ -23,6 +25,51 @@ from linkgraph.rows import one_row
 log = logging.getLogger(__name__)
 
 
+# --- test hook: a crash right after a commit --------------------------------------------------------
+
+CRASH_AFTER_COMMITS = "LINKGRAPH_CRASH_AFTER_COMMITS"
+
+
+class SimulatedCrash(BaseException):
+    """Raised by the crash hook in ``raise`` mode.  A ``BaseException``, so no ``except Exception``
+    on its way out (conflict retries, the CLI's error handler) turns it into anything else."""
+
+
+class CrashHook:
+    """Test-only: with ``LINKGRAPH_CRASH_AFTER_COMMITS=N`` set, the process counts the Delta commits
+    it makes (every write of ``Lake`` that created a table version) and right after the N-th one
+    SIGKILLs its own process group (driver, its JVM, Python workers: a job started in a session of
+    its own), leaving exactly the commits made so far.  ``N:raise`` raises ``SimulatedCrash``
+    instead, for in-process tests: only ``finally`` blocks run on its way out, and none of them
+    writes to a table, so the lake is what a SIGKILL at that point would leave.  Unset (always,
+    outside tests): nothing is counted."""
+
+    def __init__(self) -> None:
+        self.commits = 0
+        self.tables: list[str] = []
+
+    def reset(self) -> None:
+        self.commits, self.tables = 0, []
+
+    def committed(self, table: str) -> None:
+        setting = os.environ.get(CRASH_AFTER_COMMITS)
+        if not setting:
+            return
+        self.commits += 1
+        self.tables.append(table)
+        limit, _, mode = setting.partition(":")
+        if self.commits < int(limit):
+            return
+        log.warning("crash hook: stopping after commit %d (%s)", self.commits, table)
+        if mode == "raise":
+            self.reset()
+            raise SimulatedCrash(f"simulated crash after commit to {table}")
+        os.killpg(os.getpgrp(), signal.SIGKILL)
+
+
+CRASH_HOOK = CrashHook()
+
+
 @dataclass(frozen=True)
 class MergeMetrics:
     inserted: int
@@ -35,6 +82,13 @@ class Lake:
     def __init__(self, spark: SparkSession, lake_config: LakeConfig):
         self.spark = spark
         self.config = lake_config
+        # (table, version or None when not looked up) of every commit made through this object,
+        # in order: what a step that stops half-way had committed
+        self.commits: list[tuple[str, int | None]] = []
+
+    def _committed(self, table: str, version: int | None = None) -> None:
+        self.commits.append((table, version))
+        CRASH_HOOK.committed(table)
 
     @property
     def root(self) -> str:
@@ -103,6 +157,7 @@ class Lake:
             if not self._created_concurrently(table, exc):
                 raise
             return
+        self._committed(table, 0)
         log.info("created Delta table %s", self.location(table))
 
     def _created_concurrently(self, table: str, exc: Exception, wait_seconds: float = 30.0) -> bool:
@@ -151,6 +206,7 @@ class Lake:
             writer.saveAsTable(self.location(table))
         else:
             writer.save(self.location(table))
+        self._committed(table)
 
     def rows_written(self, table: str) -> int:
         """Rows the table's last commit wrote (its ``numOutputRows`` metric): read from the Delta
@@ -170,6 +226,7 @@ class Lake:
             writer.saveAsTable(self.location(table))
         else:
             writer.save(self.location(table))
+        self._committed(table)
 
     def merge(
         self,
@@ -196,7 +253,13 @@ class Lake:
             values: dict[str, str | Column] = dict(update_set)
             merge = merge.whenMatchedUpdate(condition=update_condition, set=values)
         merge.whenNotMatchedInsertAll().execute()
-        return self._merge_metrics_since(table, version_before)
+        return self._committed_merge(table, version_before)
+
+    def _committed_merge(self, table: str, version_before: int | None) -> MergeMetrics:
+        metrics = self._merge_metrics_since(table, version_before)
+        if metrics.version != version_before:
+            self._committed(table, metrics.version)
+        return metrics
 
     def _merge_metrics_since(self, table: str, version_before: int | None) -> MergeMetrics:
         """Row counts of the MERGE committed after ``version_before`` (zeros if none was)."""
@@ -227,4 +290,4 @@ class Lake:
         condition = " AND ".join(f"t.`{k}` = s.`{k}`" for k in keys)
         merge = self.delta_table(table).alias("t").merge(keys_df.select(*keys).alias("s"), condition)
         merge.whenMatchedDelete().execute()
-        return self._merge_metrics_since(table, version_before)
+        return self._committed_merge(table, version_before)

@@ -2,7 +2,9 @@
 syndication networks of the lake's pages/links.
 
 Every table is rebuilt in one overwrite commit each, recording its inputs (table versions,
-config); when all of them already record the current inputs nothing is written.
+config); when all of them already record the current inputs nothing is written.  A table that
+already records them (written by an earlier run that was killed before it finished) is kept,
+so a re-run after a crash writes only the tables that run did not commit.
 """
 
 from __future__ import annotations
@@ -83,7 +85,17 @@ def run(ctx: StepContext) -> AnalysisReport:
     pages = lake.read_version(S.PAGES_TABLE, versions[S.PAGES_TABLE])
     links = lake.read_version(S.LINKS_TABLE, versions[S.LINKS_TABLE])
 
+    def built(table: str) -> bool:
+        """True when ``table`` was already built from these inputs (by a run killed later)."""
+        if lake.built_from(table) != report.inputs:
+            return False
+        report.rows[table] = lake.rows_written(table)
+        log.info("analyze: %s already built from these inputs; kept", table)
+        return True
+
     def write(table: str, df: DataFrame) -> None:
+        if built(table):
+            return
         lake.overwrite(table, df, built_from=report.inputs)
         report.rows[table] = lake.rows_written(table)
         log.info("analyze: wrote %s (%d rows)", table, report.rows[table])
@@ -100,7 +112,7 @@ def run(ctx: StepContext) -> AnalysisReport:
             report.domain_analysis = False
             report.seconds = ctx.elapsed()
             return report
-        _domain_analysis(ctx, nodes, links, write)
+        _domain_analysis(ctx, nodes, links, write, built)
     finally:
         nodes.unpersist()
     report.seconds = ctx.elapsed()
@@ -108,7 +120,8 @@ def run(ctx: StepContext) -> AnalysisReport:
     return report
 
 
-def _domain_analysis(ctx: StepContext, nodes: DataFrame, links: DataFrame, write: Write) -> None:
+def _domain_analysis(ctx: StepContext, nodes: DataFrame, links: DataFrame, write: Write,
+                     built: Callable[[str], bool]) -> None:
     """Host and domain graphs over integer host/domain ids (names joined back on the aggregates).
 
     Tables are clustered rather than globally sorted: ``hosts``/``domains`` range-partitioned by
@@ -125,7 +138,8 @@ def _domain_analysis(ctx: StepContext, nodes: DataFrame, links: DataFrame, write
         write(S.DOMAIN_LINKS_TABLE,
               D.node_links(located, ids, "domain").sortWithinPartitions(S.SRC_DOMAIN, S.DST_DOMAIN))
         domains, domain_links = lake.read(S.DOMAINS_TABLE), lake.read(S.DOMAIN_LINKS_TABLE)
-        _write_domain_authority(ctx, domains, domain_links, write)
+        if not built(S.DOMAIN_AUTHORITY_TABLE):   # its PageRank is the costly part: not run again
+            _write_domain_authority(ctx, domains, domain_links, write)
         write(S.LINK_FARMS_TABLE, D.link_farms(domain_links, ac.link_farm_share, ac.link_farm_min_links))
         write(S.SYNDICATION_NETWORKS_TABLE,
               D.syndication_networks(D.syndication_pairs(domain_links, ac.syndication_min_links),

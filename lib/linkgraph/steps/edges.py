@@ -16,7 +16,7 @@ from linkgraph import tables as T
 from linkgraph.config import Config
 from linkgraph.io.delta import Lake
 from linkgraph.paths import display
-from linkgraph.reliability import guard_new_page_ids
+from linkgraph.reliability import check_pages_still_there, guard_new_page_ids
 from linkgraph.steps.context import Report, reasons_text
 
 
@@ -70,9 +70,12 @@ def ingest_edges(lake: Lake, config: Config, raw: DataFrame, report: IngestRepor
         T.ensure_core_tables(lake)
         links = links.persist(StorageLevel.MEMORY_AND_DISK)
         report.written = links.count()
-        _upsert_url_pages(lake, links, report)
-        resolved = I.links_with_ids(links, lake.read(S.PAGES_TABLE))
+        pages_read_version = _upsert_url_pages(lake, links, report)
+        # ids of one pinned pages version: the check below deletes exactly the links written
+        pages = lake.read_version(S.PAGES_TABLE, lake.current_version(S.PAGES_TABLE))
+        resolved = I.links_with_ids(links, pages)
         report.links_inserted, report.links_updated = T.upsert_links(lake, resolved)
+        check_pages_still_there(lake, pages_read_version, I.batch_pages(links).select(S.URL), resolved)
         report.rejects_inserted = T.write_rejects(lake, rejects)
         links.unpersist()
         rejects.unpersist()
@@ -80,9 +83,10 @@ def ingest_edges(lake: Lake, config: Config, raw: DataFrame, report: IngestRepor
         validated.unpersist()
 
 
-def _upsert_url_pages(lake: Lake, links: DataFrame, report: IngestReport) -> None:
+def _upsert_url_pages(lake: Lake, links: DataFrame, report: IngestReport) -> int:
     """The pages of a batch of links: new URLs numbered after the largest stored id, known ones
-    widened; a concurrent ingest that took the same ids is detected (``guard_new_page_ids``)."""
+    widened; a concurrent ingest that took the same ids is detected (``guard_new_page_ids``).
+    Returns the ``pages`` version the ids were read from."""
     # One pinned snapshot: read twice (new and known pages) at the latest version, a concurrent
     # commit landing in between would put a URL in both and fail the MERGE on a duplicate key.
     pages_read_version = lake.current_version(S.PAGES_TABLE)
@@ -97,6 +101,7 @@ def _upsert_url_pages(lake: Lake, links: DataFrame, report: IngestReport) -> Non
     pages_update = new_pages.unionByName(known_pages.select(*[f.name for f in S.PAGES.fields]))
     report.pages_inserted, report.pages_updated = T.upsert_pages(lake, pages_update, key=S.URL)
     guard_new_page_ids(lake, pages_read_version, new_pages)
+    return pages_read_version
 
 
 def ingest_arcs(lake: Lake, config: Config, arcs_raw: DataFrame, report: IngestReport) -> None:

@@ -2,7 +2,11 @@
 ``pages``/``links``/``rejects``.
 
 Validation (including the input's column check and reading every file to its end) happens before
-any table is written; a truncated or corrupt file stops the step with ``InputSchemaError``.  When a
+any table is written; a truncated or corrupt input file stops the step with ``InputSchemaError``
+and nothing written.  A data file of the lake's own tables that cannot be read (read only by the
+MERGEs) stops it with ``UnreadableDataError``, whose message names the table and what the step had
+committed before (``pages`` is committed before ``links`` is read); the step is idempotent, so a
+re-run once the file is readable again completes it.  When a
 concurrent job commits to one of the tables first, the whole step is re-run (it is idempotent) up
 to ``reliability.conflict_attempts`` times, see ``linkgraph.reliability``.
 """
@@ -13,7 +17,10 @@ import logging
 from collections.abc import Callable
 
 from linkgraph import readers
-from linkgraph.paths import display, qualify
+from linkgraph import schemas as S
+from linkgraph.errors import UnreadableDataError
+from linkgraph.io.delta import Lake
+from linkgraph.paths import display, local_path, qualify
 from linkgraph.reliability import retry_on_conflict, unreadable_input
 from linkgraph.steps import crawl
 from linkgraph.steps.context import StepContext
@@ -35,17 +42,36 @@ def run(ctx: StepContext, input_path: str, fmt: str) -> IngestReport:
 
     if fmt in readers.CRAWL_FORMATS:
         return with_retries(lambda step_ctx: crawl.run(step_ctx, input_path, fmt))
+    first_commit = len(ctx.lake.commits)
     try:
         return with_retries(lambda step_ctx: _ingest_once(step_ctx, input_path, fmt))
     except Exception as exc:
-        # The whole input is read (and counted) before the first commit, so an unreadable file
-        # stops the job with nothing written.
         reason = unreadable_input(exc)
         if reason is None:
             raise
-        raise readers.InputSchemaError(
-            f"input {display(input_path)} cannot be read to its end ({reason}: a truncated or corrupt file); "
-            "nothing was ingested"
+        committed: dict[str, int | None] = {}
+        for name, version in ctx.lake.commits[first_commit:]:
+            committed[name] = version if version is not None else committed.get(name)
+        table = _lake_table_named_in(ctx.lake, f"{exc} {getattr(exc, '_stackTrace', None) or ''}")
+        if table is None and not committed:
+            # The whole input is read (and counted) before the first commit, so an unreadable
+            # input file stops the job with nothing written.
+            raise readers.InputSchemaError(
+                f"input {display(input_path)} cannot be read to its end ({reason}: a truncated or corrupt file); "
+                "nothing was ingested"
+            ) from None
+        unreadable = (f"a data file of table '{table}' in lake {display(ctx.lake.root)}" if table is not None
+                      else f"input {display(input_path)}")
+        if committed:
+            done = ", ".join(t if v is None else f"{t} (version {v})" for t, v in committed.items())
+            rest = ", ".join(t for t in CORE_TABLES if t not in committed) or "none"
+            outcome = (f"committed before it stopped: {done}; not committed: {rest}. The ingest is idempotent: "
+                       "re-running the command once the file is readable again (restored) completes it")
+        else:
+            outcome = "nothing was ingested; re-run the command once the file is readable again (restored)"
+        raise UnreadableDataError(
+            f"ingest {display(input_path)}: {unreadable} cannot be read to its end ({reason}: a truncated or "
+            f"corrupt file); {outcome}"
         ) from None
 
 
@@ -59,3 +85,15 @@ def _ingest_once(ctx: StepContext, input_path: str, fmt: str) -> IngestReport:
     report.seconds = ctx.elapsed()
     log.info(report.summary())
     return report
+
+
+CORE_TABLES = (S.PAGES_TABLE, S.LINKS_TABLE, S.REJECTS_TABLE)
+
+
+def _lake_table_named_in(lake: Lake, text: str) -> str | None:
+    """The core table whose data file an error message names (a path under the lake), if any."""
+    root = local_path(lake.root) or lake.root
+    for table in CORE_TABLES:
+        if f"{root.rstrip('/')}/{table}/" in text:
+            return table
+    return None

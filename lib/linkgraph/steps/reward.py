@@ -16,20 +16,25 @@ such that every committed state is consistent and a killed run heals on the next
 3. ``feeds`` MERGE: discovered feeds inserted, ``last_seen_at`` of the others moved on.
 4. ``pruned_pages`` insert: the audit record (ids, urls, scores, the versions of ``pages`` and
    ``links`` read before the deletes) is written *before* anything is deleted.
-5. ``links`` DELETE of every link with a pruned page at either end (one MERGE), then
-6. ``pages`` DELETE of the pruned pages (one MERGE).  Links go first, so at no committed
-   version does a ``links`` row refer to a missing page; a run killed between 5 and 6 leaves
-   pages without links and without a score, which the next run treats as new pages (score 0
-   without scored in-links) and prunes again.
-7. ``reward_runs`` append.
+5. ``reward_runs`` append: the rounds are done; what is left is the prune the audit records.
+6. ``links`` DELETE of every link with a pruned page at either end (one MERGE), then
+7. ``pages`` DELETE of the pruned pages (one MERGE).  Links go first, so a link to a missing
+   page is never committed by the prune itself, then
+8. ``links`` DELETE again of links to a pruned page that is gone now: links an ingest committed
+   between the read of step 0 and the pages DELETE (usually nothing, and no commit).  An ingest
+   that resolved its links before the pages DELETE and commits them after it finds its pages
+   gone and re-runs (``linkgraph.reliability.check_pages_still_there``).  Each DELETE is retried
+   on a Delta conflict (``reliability.conflict_attempts``).
 
 0. Before all of these, the run records itself in ``step_runs``: its run id, start time and the
    Delta versions of ``pages``, ``links``, ``reward_scores``, ``feeds`` and ``page_signals`` it
    reads.  Every read is of those versions (time travel), so a retry with the same run id
    (``linkgraph reward --run-id RUN_ID``, or a task retried by a scheduler that passes one)
    computes the same scores from the same previous scores and known feeds, and every write above
-   is idempotent for it (a replace, MERGEs, an insert-only audit, deletes); a run that already
-   appended its ``reward_runs`` rows is not run again.
+   is idempotent for it and commits nothing when it already landed (``reward_scores`` already of
+   this run is not replaced again; a MERGE that changes nothing writes no version).  A run that
+   already appended its ``reward_runs`` rows is not computed again: its retry only completes the
+   deletes of the prune its audit records (6-8), so a crash anywhere heals with one re-run.
 
 Undo (``undo_prune``): the pages and links of a prune are re-inserted from the recorded Delta
 versions (time travel), pages first, then links, then their scores; a page already restored by an
@@ -57,6 +62,7 @@ from linkgraph.config import Config
 from linkgraph.errors import ConfigError, PruneNotFound
 from linkgraph.io.delta import Lake
 from linkgraph.rank import reward as R
+from linkgraph.reliability import retry_on_conflict
 from linkgraph.rows import one_row
 from linkgraph.steps.context import Report, StepContext, reasons_text
 
@@ -193,6 +199,7 @@ def run(ctx: StepContext, rounds: int | None = None, seeds: list[str] | None = N
     report = RewardReport(run_id=ctx.run_id, rounds=rounds, rewards_enabled=rc.rewards)
     lake.require(S.PAGES_TABLE, S.LINKS_TABLE)
     if _finished(lake, ctx.run_id):
+        _apply_prune(ctx, ctx.run_id)   # the deletes a run killed after step 5 did not commit
         return _finished_report(ctx, report)
     if signals_path is not None:
         report.signals = ingest_page_signals(ctx.spark, lake, signals_path, signals_source)
@@ -212,6 +219,8 @@ def run(ctx: StepContext, rounds: int | None = None, seeds: list[str] | None = N
         report.history = [stat0, *history]
         _write_results(ctx, cache, inputs, cache.keep(final), signals, discovered, report, record.started_at)
         _record_rounds(lake, report, ctx.config, record.started_at, inputs.links_version)
+        if report.pruned_pages:
+            _apply_prune(ctx, ctx.run_id)
     finally:
         cache.release()
     report.seconds = ctx.elapsed()
@@ -359,13 +368,20 @@ def _write_results(ctx: StepContext, cache: _Cache, inputs: _Inputs, final: Data
                         else final.limit(0).select(S.PAGE_ID, S.SCORE))
     report.pruned_pages = doomed.count()
     kept_scores = final.join(doomed.select(S.PAGE_ID), on=S.PAGE_ID, how="left_anti")
-    lake.overwrite(S.REWARD_SCORES_TABLE, kept_scores.join(inputs.pages, on=S.PAGE_ID, how="left").select(
-        S.PAGE_ID, S.URL, S.SCORE, F.lit(report.run_id).alias(S.RUN_ID)))
+    if not _scores_of_run(lake, report.run_id):   # a retry after this commit does not commit it again
+        lake.overwrite(S.REWARD_SCORES_TABLE, kept_scores.join(inputs.pages, on=S.PAGE_ID, how="left").select(
+            S.PAGE_ID, S.URL, S.SCORE, F.lit(report.run_id).alias(S.RUN_ID)))
     report.total_score = float(one_row(kept_scores.agg(F.sum(S.SCORE)))[0] or 0.0)
     if discovered is not None:
         _record_feeds(lake, signals, discovered, rc.feed_url_pattern, report.run_id, started_at)
     if report.pruned_pages:
-        report.pruned_links = _prune(lake, doomed, inputs, report.run_id, started_at)
+        report.pruned_links = _record_prune(lake, doomed, inputs, report.run_id, started_at)
+
+
+def _scores_of_run(lake: Lake, run_id: str) -> bool:
+    """True when ``reward_scores`` holds the scores of run ``run_id`` (it wrote them before)."""
+    return lake.exists(S.REWARD_SCORES_TABLE) and bool(
+        lake.read(S.REWARD_SCORES_TABLE).where(F.col(S.RUN_ID) == run_id).limit(1).count())
 
 
 def _record_feeds(lake: Lake, signals: DataFrame, discovered: DataFrame, pattern: str | None, run_id: str,
@@ -381,8 +397,8 @@ def _record_feeds(lake: Lake, signals: DataFrame, discovered: DataFrame, pattern
     T.merge_feeds(lake, rows)
 
 
-def _prune(lake: Lake, doomed: DataFrame, inputs: _Inputs, run_id: str, pruned_at: datetime) -> int:
-    """Audit record, then links, then pages (module docstring); returns the links deleted."""
+def _record_prune(lake: Lake, doomed: DataFrame, inputs: _Inputs, run_id: str, pruned_at: datetime) -> int:
+    """The audit record of the prune (module docstring, step 4); returns the links it deletes."""
     touching = R.links_touching(inputs.links, doomed).localCheckpoint(eager=True)
     audit = (
         doomed.join(inputs.pages, on=S.PAGE_ID, how="left")
@@ -396,9 +412,38 @@ def _prune(lake: Lake, doomed: DataFrame, inputs: _Inputs, run_id: str, pruned_a
     )
     lake.ensure(S.PRUNED_PAGES_TABLE, S.PRUNED_PAGES)
     T.insert_missing(lake, S.PRUNED_PAGES_TABLE, audit, [S.RUN_ID, S.PAGE_ID])   # a retry adds nothing
-    lake.delete_matching(S.LINKS_TABLE, touching, [S.SRC_ID, S.DST_ID])
-    lake.delete_matching(S.PAGES_TABLE, doomed, [S.PAGE_ID])
     return touching.count()   # the links of the recorded version (a retry finds them deleted already)
+
+
+def _apply_prune(ctx: StepContext, run_id: str) -> None:
+    """The deletes of the prune ``pruned_pages`` records for ``run_id`` (module docstring, steps
+    6-8): idempotent, each retried on a Delta conflict; nothing when the run pruned nothing."""
+    lake, reliability = ctx.lake, ctx.config.reliability
+    if not lake.exists(S.PRUNED_PAGES_TABLE):
+        return
+    audit = lake.read(S.PRUNED_PAGES_TABLE).where(F.col(S.RUN_ID) == run_id)
+    recorded = audit.select("links_version").first()
+    if recorded is None:
+        return
+    doomed = audit.select(S.PAGE_ID).localCheckpoint(eager=True)
+
+    def delete(table: str, keys_df: DataFrame, keys: list[str]) -> None:
+        retry_on_conflict(lambda: lake.delete_matching(table, keys_df, keys), what=f"reward run {run_id}: prune",
+                          attempts=reliability.conflict_attempts, backoff_seconds=reliability.conflict_backoff_seconds)
+
+    if lake.read(S.PAGES_TABLE).join(doomed, on=S.PAGE_ID, how="left_semi").limit(1).count():
+        delete(S.LINKS_TABLE, R.links_touching(lake.read_version(S.LINKS_TABLE, recorded["links_version"]), doomed),
+               [S.SRC_ID, S.DST_ID])
+        delete(S.PAGES_TABLE, doomed, [S.PAGE_ID])
+    # Links a concurrent ingest committed to a pruned page after the recorded version: read after
+    # the pages DELETE committed, so each such link is either seen here or its ingest finds the
+    # page gone (``check_pages_still_there``).  A pruned page an ingest inserted again keeps its links.
+    gone = doomed.join(lake.read(S.PAGES_TABLE).select(S.PAGE_ID), on=S.PAGE_ID, how="left_anti")
+    dangling = R.links_touching(lake.read(S.LINKS_TABLE), gone).localCheckpoint(eager=True)
+    if dangling.limit(1).count():
+        log.warning("reward run %s: deleting %d links a concurrent ingest added to pruned pages", run_id,
+                    dangling.count())
+        delete(S.LINKS_TABLE, dangling, [S.SRC_ID, S.DST_ID])
 
 
 def _record_rounds(lake: Lake, report: RewardReport, config: Config, started_at: datetime,
