@@ -4,8 +4,9 @@
 # MAGIC
 # MAGIC Runs the chosen `linkgraph` steps, in order, on one input (the built-in sample crawl when
 # MAGIC `input` is empty) into the lake, exactly as the command line and the jobs do, then shows how
-# MAGIC long each step took and what ingest rejected. The built-in sample is written to the driver's
-# MAGIC temporary directory, which suits a local or single-node cluster; on a multi-node cluster give
+# MAGIC long each step took and what ingest rejected. The built-in sample is written to the user's
+# MAGIC cache directory on the driver (`~/.cache/linkgraph/sample`), which suits a local or
+# MAGIC single-node cluster; on a multi-node cluster give
 # MAGIC `input` on storage every node reads (dbfs:/, s3a://, abfss://).
 # MAGIC
 # MAGIC On Databricks attach a cluster with the `linkgraph` wheel installed (the bundle's job cluster
@@ -33,9 +34,7 @@ dbutils.widgets.text("figures", "figures", "Directory for the PNG figures")
 
 # COMMAND ----------
 
-import tempfile
 import time
-from pathlib import Path
 
 import pandas as pd
 
@@ -45,7 +44,7 @@ from linkgraph.cli import COMMANDS
 from linkgraph.cli import main as linkgraph
 from linkgraph.config import load_config
 from linkgraph.io.delta import Lake
-from linkgraph.notebook import save_figure
+from linkgraph.notebook import sample_input_dir, save_figure
 from linkgraph.pipeline import sample_input
 from linkgraph.session import get_spark
 
@@ -62,7 +61,7 @@ if unknown:
 input_path, input_format = dbutils.widgets.get("input"), dbutils.widgets.get("format")
 if not input_path:
     # a fixed place, so that re-running the notebook ingests the same source (and changes nothing)
-    input_path, input_format = str(sample_input(Path(tempfile.gettempdir()) / "linkgraph-sample")), "jsonl"
+    input_path, input_format = str(sample_input(sample_input_dir())), "jsonl"
 
 config = load_config(conf_path or None).with_lake_path(lake_path)
 spark = get_spark(config.spark)

@@ -47,9 +47,9 @@ class CliProcess:
     """``python -m linkgraph.cli ARGS`` in a new session (so the JVM and Python workers it starts
     are in its process group), output to ``log``."""
 
-    def __init__(self, args: list[str], log: Path):
+    def __init__(self, args: list[str], log: Path, env: dict[str, str] | None = None):
         self.log = log
-        env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYSPARK_PYTHON": sys.executable}
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYSPARK_PYTHON": sys.executable, **(env or {})}
         with open(log, "wb") as out:
             self.proc = subprocess.Popen([sys.executable, "-m", "linkgraph.cli", *args], stdout=out,
                                          stderr=subprocess.STDOUT, env=env, start_new_session=True)

@@ -277,6 +277,57 @@ def test_truncated_gzip_stops_with_a_clear_message_and_writes_nothing(spark, tmp
     assert not data_files(lake)
 
 
+def test_an_unparseable_line_has_one_verdict_alone_or_beside_a_valid_record(spark, tmp_path):
+    """A JSON lines file whose only line cannot be parsed as an edge record is not a schema error:
+    the line is a MALFORMED_RECORD, exactly as when it stands beside a valid record (the
+    property test below once found the first case exiting 2 with "missing required column")."""
+    from linkgraph import ingest as I
+    from linkgraph import readers
+
+    config = fresh_config(tmp_path)
+    valid = json.dumps({"from_url": "http://www.alpha.com/", "to_url": "http://www.beta.org/"})
+    unparseable = ['{"from_url": "http://www.alpha.com/", "to_url"', "[1, 2", "42"]
+    for i, line in enumerate(unparseable):
+        for lines in ([line], [valid, line]):
+            path = tmp_path / f"case{i}-{len(lines)}.jsonl"
+            path.write_text("".join(f"{x}\n" for x in lines))
+            validated = I.validate_edges(readers.read_edges(spark, str(path), "jsonl"), config.ingest)
+            reasons = sorted(r[S.REASON] or "" for r in validated.select(S.REASON).collect())
+            assert reasons == [""] * (len(lines) - 1) + [R.MALFORMED_RECORD], (line, lines, reasons)
+
+
+def test_a_corrupt_lake_file_met_after_pages_were_committed_is_reported_as_such(spark, tmp_path, capsys):
+    """A data file of ``links`` is unreadable (zeroed: its .crc checksum fails): the second ingest commits its pages, then
+    its links MERGE cannot read the table.  The one-line message names the table, says what was
+    committed and that a re-run completes the ingest, and it does once the file is restored."""
+    lake = tmp_path / "lake"
+    first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
+    first.write_text(json.dumps({"from_url": "http://www.alpha.com/", "to_url": "http://www.beta.org/"}) + "\n")
+    second.write_text(json.dumps({"from_url": "http://www.alpha.com/", "to_url": "http://www.gamma.net/"}) + "\n")
+    assert main(["ingest", "--input", str(first), "--format", "jsonl", "--lake", str(lake)]) == 0
+    saved = {path: path.read_bytes() for path in data_files(lake / S.LINKS_TABLE)}
+    for path, content in saved.items():
+        path.write_bytes(bytes(len(content)))
+    capsys.readouterr()
+
+    assert main(["ingest", "--input", str(second), "--format", "jsonl", "--lake", str(lake)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "Traceback" not in err[0], err
+    assert err[0].startswith(f"linkgraph ingest: error: ingest {second}: a data file of table 'links' in lake {lake} "
+                             "cannot be read to its end (Checksum error: a truncated or corrupt file); "
+                             "committed before it stopped: pages (version 2); not committed: links, rejects. "
+                             "The ingest is idempotent: re-running the command once the file is readable again "
+                             "(restored) completes it"), err
+    assert "nothing was ingested" not in err[0]
+    assert Lake(spark, fresh_config(tmp_path).lake).read(S.PAGES_TABLE).count() == 3   # gamma.net committed
+
+    for path, content in saved.items():
+        path.write_bytes(content)
+    assert main(["ingest", "--input", str(second), "--format", "jsonl", "--lake", str(lake)]) == 0
+    links = Lake(spark, fresh_config(tmp_path).lake).read(S.LINKS_TABLE)
+    assert links.count() == 2
+
+
 # --- property: any mix of records is accounted for --------------------------------------------------
 
 urls = st.one_of(

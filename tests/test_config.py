@@ -80,3 +80,28 @@ def test_an_active_session_without_a_checkpoint_dir_gets_the_configured_one(monk
 def test_max_list_entries_must_be_positive(value):
     with pytest.raises(ConfigError, match=r"analysis\.max_list_entries"):
         config_from_dict({"analysis": {"max_list_entries": value}})
+
+
+def test_the_default_checkpoint_dir_is_private_to_the_session(monkeypatch):
+    """No fixed /tmp path: without ``spark.checkpoint_dir`` (the default, and conf/local.yaml) a
+    session gets a new directory only its user can enter."""
+    import os
+    import stat
+    from types import SimpleNamespace
+
+    from pyspark.sql import SparkSession
+
+    from linkgraph.config import SparkConfig
+    from linkgraph.session import get_spark
+
+    assert SparkConfig().checkpoint_dir is None and load_config(CONF_DIR / "local.yaml").spark.checkpoint_dir is None
+    assert "/tmp" not in (CONF_DIR / "local.yaml").read_text()
+    directories: list[str] = []
+    context = SimpleNamespace(getCheckpointDir=lambda: None, setCheckpointDir=directories.append)
+    monkeypatch.setattr(SparkSession, "getActiveSession", staticmethod(lambda: SimpleNamespace(sparkContext=context)))
+    get_spark(SparkConfig())
+    get_spark(SparkConfig())
+    assert len(set(directories)) == 2
+    for directory in directories:
+        assert os.path.isdir(directory) and stat.S_IMODE(os.stat(directory).st_mode) == 0o700
+        assert os.path.basename(directory).startswith("linkgraph-checkpoints-")

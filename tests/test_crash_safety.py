@@ -3,10 +3,17 @@ driver JVM, workers) at several points, check that every committed Delta version
 re-run, and compare with an uninterrupted run.
 
 Each killed job runs ``python -m linkgraph.cli`` in its own process and starts its own Spark, so
-these tests cost about a Spark start per kill; the re-runs use the test session.
+these tests cost about a Spark start per kill; the re-runs use the test session.  The multi-table
+steps that follow ingest (analyze and compress here, the reward run's prune and its undo in
+tests/test_reward.py) die in-process instead, right after each of their commits in turn, through
+the same crash hook (``LINKGRAPH_CRASH_AFTER_COMMITS``) that SIGKILLs the ingest job above.
 """
 
 from __future__ import annotations
+
+import shutil
+import signal
+from pathlib import Path
 
 from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
@@ -14,7 +21,7 @@ from pyspark.testing import assertDataFrameEqual
 from linkgraph import schemas as S
 from linkgraph.cli import main
 from linkgraph.config import load_config
-from linkgraph.io.delta import Lake
+from linkgraph.io.delta import CRASH_AFTER_COMMITS, Lake
 from linkgraph.pipeline import ingest_step, pagerank_step
 from reliability_support import (
     CliProcess,
@@ -72,9 +79,11 @@ def test_killed_ingest_leaves_complete_versions_and_rerun_matches_uninterrupted(
     assert not committed(lake_dir / S.LINKS_TABLE, 1), "links were written before the pages MERGE finished"
     check_core_tables_complete(spark, lake_dir)
 
-    # Kill 2: once links are committed, before the rejects MERGE.
-    job = CliProcess(args, tmp_path / "kill2.log")
-    job.kill_when(lambda: committed(lake_dir / S.LINKS_TABLE, 1))
+    # Kill 2: once links are committed, before the rejects MERGE: the job SIGKILLs its own process
+    # group right after its links commit (the crash hook of linkgraph.io.delta).
+    job = CliProcess(args, tmp_path / "kill2.log", env={CRASH_AFTER_COMMITS: S.LINKS_TABLE})
+    assert job.wait() == -signal.SIGKILL, job.output()[-3000:]
+    assert committed(lake_dir / S.LINKS_TABLE, 1) and "crash hook: stopping after commit" in job.output()
     checked = check_core_tables_complete(spark, lake_dir)
     assert checked[S.LINKS_TABLE] >= 2   # the empty table and the committed MERGE
 
@@ -144,3 +153,55 @@ def test_killed_pagerank_resumes_from_its_checkpoint_with_the_same_ranks(spark, 
     assertDataFrameEqual(resumed, lake.read(S.PAGERANK_TABLE).select(S.PAGE_ID, S.RANK), rtol=1e-12, atol=1e-15)
     assert versions(spark, lake_dir / S.RANK_STATE_TABLE)  # the state table exists and ...
     assert lake.read(S.RANK_STATE_TABLE).count() == 0     # ... is emptied by a finished run
+
+
+def test_analyze_and_compress_killed_after_each_commit_end_as_the_uninterrupted_run(spark, sample_lake, tmp_path,
+                                                                                    monkeypatch):
+    """``analyze`` and ``compress`` on a copy of the sample lake without their tables, each dying
+    right after every one of its commits in turn (the crash hook of ``linkgraph.io.delta`` in
+    raise mode: only ``finally`` blocks run on the way out, none writes a table, so each crash
+    leaves what a SIGKILL there would), re-run until one attempt finishes.  Each table is written
+    once, from the recorded input versions (every crash state mixes no versions), and the tables
+    equal those the uninterrupted ``linkgraph run`` of ``sample_lake`` wrote.
+
+    Each attempt dies after its first commit, so attempt i+1 is the re-run from the state after
+    commit i: a chain covers every boundary (a step resumes from the tables alone)."""
+    from delta.tables import DeltaTable
+
+    from linkgraph.io.delta import CRASH_AFTER_COMMITS, CRASH_HOOK, SimulatedCrash
+    from linkgraph.steps import analyze, compress
+    from linkgraph.steps.context import StepContext
+
+    steps = ((analyze, analyze.ANALYSIS_TABLES), (compress, compress.TABLES))
+    rebuilt = {table for _, tables in steps for table in tables}
+    lake_dir = tmp_path / "lake"
+    shutil.copytree(sample_lake.lake, lake_dir,
+                    ignore=lambda directory, names: [n for n in names if n in rebuilt and Path(directory) == sample_lake.lake])
+    config = load_config(None).with_lake_path(str(lake_dir))   # `linkgraph run --lake lake`: the built-in defaults
+
+    for step, tables in steps:
+        crashed = []
+        while True:
+            monkeypatch.setenv(CRASH_AFTER_COMMITS, "1:raise")
+            CRASH_HOOK.reset()
+            try:
+                step.run(StepContext.create(spark, config))
+                break
+            except SimulatedCrash:
+                crashed.append(CRASH_HOOK.tables[-1])
+                assert len(crashed) <= len(tables), crashed
+        assert crashed == list(tables) and CRASH_HOOK.tables == []   # the last attempt had nothing left to do
+    monkeypatch.delenv(CRASH_AFTER_COMMITS)
+
+    inputs = None
+    for table in sorted(rebuilt):
+        history = DeltaTable.forPath(spark, str(lake_dir / table)).history().select("userMetadata").collect()
+        assert len(history) == 1, (table, len(history))   # written once over all attempts
+        if table in analyze.ANALYSIS_TABLES:
+            inputs = inputs or history[0].userMetadata
+            assert history[0].userMetadata == inputs, table   # built from the same pages/links versions
+        got = spark.read.format("delta").load(str(lake_dir / table))
+        expected = spark.read.format("delta").load(str(sample_lake.lake / table))
+        if table == S.DOMAIN_AUTHORITY_TABLE:
+            got, expected = got.drop(S.RUN_ID), expected.drop(S.RUN_ID)
+        assertDataFrameEqual(got, expected)

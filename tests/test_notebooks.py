@@ -181,3 +181,16 @@ def test_subgraph_layout_keeps_groups_together_and_draws_one_arrow_per_domain_li
     assert len([t for t in ax.texts if isinstance(t, matplotlib.text.Annotation)]) == 1
     assert {t.get_text() for t in ax.texts} >= {"f", "t"}
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["link farm (1)", "farm target (1)"]
+
+
+def test_the_sample_input_goes_to_the_users_cache_not_a_fixed_tmp_path(tmp_path):
+    """Notebook 01 writes the built-in sample under the user's cache directory (a place of the
+    user's own, stable across re-runs), not under a fixed name in the shared temporary directory."""
+    from linkgraph.notebook import sample_input_dir
+
+    assert sample_input_dir({"XDG_CACHE_HOME": str(tmp_path)}) == tmp_path / "linkgraph" / "sample"
+    assert sample_input_dir({}) == Path.home() / ".cache" / "linkgraph" / "sample"
+    for notebook in NOTEBOOKS.glob("*.py"):
+        source = notebook.read_text()
+        assert "/tmp" not in source and "gettempdir" not in source, notebook.name
+    assert "sample_input(sample_input_dir())" in (NOTEBOOKS / "01_run_pipeline.py").read_text()

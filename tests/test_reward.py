@@ -384,3 +384,193 @@ def test_a_reward_run_retried_after_dying_mid_prune_equals_one_run(spark, tmp_pa
     again = reward_step_module.run(retry, rounds=2, signals_path=str(signals))   # finished: nothing is written
     assert Lake(spark, config.lake).current_version(S.REWARD_SCORES_TABLE) == scores_version
     assert (again.pages, again.pruned_pages, again.pruned_links, again.feeds_discovered) == (5, 2, 2, 1)
+
+
+# --- crashes after each commit of the prune and of its undo (issue 18) -------------------------------------
+
+
+def _crash_after(monkeypatch, commits: int) -> None:
+    """The next step dies right after its ``commits``-th Delta commit (the crash hook of
+    ``linkgraph.io.delta`` in raise mode: only ``finally`` blocks run, none writes a table, so the
+    lake is what a SIGKILL there leaves; tests/test_crash_safety.py kills a real process with it)."""
+    from linkgraph.io import delta
+
+    monkeypatch.setenv(delta.CRASH_AFTER_COMMITS, f"{commits}:raise")
+    delta.CRASH_HOOK.reset()
+
+
+def _assert_links_between_pages(spark, lake_dir) -> None:
+    """The lake as a crash left it: page ids and URLs unique, no link to a missing page."""
+    pages = spark.read.format("delta").load(str(lake_dir / S.PAGES_TABLE))
+    links = spark.read.format("delta").load(str(lake_dir / S.LINKS_TABLE))
+    row = pages.agg(F.count("*").alias("n"), F.countDistinct(S.PAGE_ID).alias("ids"),
+                    F.countDistinct(S.URL).alias("urls")).first()
+    assert row.n == row.ids == row.urls, row
+    ids = pages.select(S.PAGE_ID)
+    for end in (S.SRC_ID, S.DST_ID):
+        assert links.join(ids.withColumnRenamed(S.PAGE_ID, end), on=end, how="left_anti").count() == 0, end
+
+
+def test_prune_and_undo_killed_after_each_of_their_commits_end_as_uninterrupted_runs(spark, tmp_path, monkeypatch):
+    """The reward run of the prune test above dies right after each commit of its prune: the
+    audit (pruned_pages), reward_runs, the links DELETE and the pages DELETE; each re-run with the
+    same run id continues (the first one recomputes the same scores from the recorded versions and
+    commits nothing it already committed; the others only complete the deletes the audit records)
+    until one finishes.  Then its undo dies after restoring pages, links and scores in turn.  After
+    each crash the lake is consistent; the end states are those of the uninterrupted runs above.
+
+    A chain (each re-run dies after its own first new commit) covers every boundary: the re-run
+    from the state after commit i is exactly the attempt that makes commit i+1, since a step
+    resumes from the tables alone."""
+    import dataclasses
+
+    from delta.tables import DeltaTable
+
+    from linkgraph.io.delta import CRASH_AFTER_COMMITS, CRASH_HOOK, SimulatedCrash
+    from linkgraph.steps import reward as reward_step_module
+    from linkgraph.steps.context import StepContext
+
+    lake_dir = tmp_path / "lake"
+    _small_lake(spark, lake_dir)
+    signals = tmp_path / "signals.jsonl"
+    signals.write_text("".join(json.dumps(r) + "\n" for r in SIGNALS))
+    config = config_from_dict({"lake": {"path": str(lake_dir)}, "reward": {"seeds": ["https://jobs.example.com"]}})
+    ctx = dataclasses.replace(StepContext.create(spark, config), run_id="20260102T000000-crash")
+
+    def lake(table: str, version: int | None = None):
+        reader = spark.read.format("delta")
+        reader = reader if version is None else reader.option("versionAsOf", version)
+        return reader.load(str(lake_dir / table))
+
+    def attempt(step, crash_after: int) -> str:
+        """Run ``step`` until it dies after its ``crash_after``-th commit; the table of that commit."""
+        _crash_after(monkeypatch, crash_after)
+        with pytest.raises(SimulatedCrash):
+            step()
+        _assert_links_between_pages(spark, lake_dir)
+        return CRASH_HOOK.tables[-1]
+
+    def finish(step):
+        """Run ``step`` to its end, counting its commits."""
+        _crash_after(monkeypatch, 1_000_000)
+        report = step()
+        monkeypatch.delenv(CRASH_AFTER_COMMITS)
+        return report, CRASH_HOOK.tables
+
+    def run():
+        return reward_step_module.run(dataclasses.replace(ctx.next_step(), run_id=ctx.run_id), rounds=2,
+                                      signals_path=str(signals))
+
+    # a fresh run's commits: page_signals (create, MERGE), rejects (create), step_runs (create,
+    # insert), reward_scores, feeds, pruned_pages (create, insert: the audit), reward_runs, links, pages
+    assert attempt(run, 9) == S.PRUNED_PAGES_TABLE
+    assert lake(S.PAGES_TABLE).count() == 5 and not (lake_dir / S.REWARD_RUNS_TABLE).exists()
+    assert attempt(run, 1) == S.REWARD_RUNS_TABLE      # recomputed; scores, feeds and audit not committed again
+    assert attempt(run, 1) == S.LINKS_TABLE            # finished: only the prune's deletes are left
+    assert lake(S.PAGES_TABLE).count() == 5 and lake(S.LINKS_TABLE).count() == 3
+    assert attempt(run, 1) == S.PAGES_TABLE
+    retried, commits = finish(run)
+    assert commits == []                               # nothing left to commit
+    assert (retried.pruned_pages, retried.pruned_links, retried.feeds_discovered) == (2, 2, 1)
+
+    # the uninterrupted run (test_reward_step_prunes_pages_with_their_links_and_undoes_it)
+    assertDataFrameEqual(lake(S.PAGES_TABLE), lake(S.PAGES_TABLE, 0).where(F.col(S.PAGE_ID) <= 2))
+    assertDataFrameEqual(lake(S.LINKS_TABLE), lake(S.LINKS_TABLE, 0).where(F.col(S.DST_ID) <= 2))
+    pruned = {r[S.PAGE_ID]: (r[S.URL], r[S.SCORE], r["links_removed"]) for r in lake(S.PRUNED_PAGES_TABLE).collect()}
+    assert pruned == {3: ("https://garden.example.org/c", 0.0, 2), 4: ("https://garden.example.org/d", 0.0, 1)}
+    scores = {r[S.PAGE_ID]: r[S.SCORE] for r in lake(S.REWARD_SCORES_TABLE).collect()}
+    assert set(scores) == {0, 1, 2} and scores[2] == pytest.approx(0.9 * 0.1 * 1002.09 / 3, abs=1e-12)
+    rounds = lake(S.REWARD_RUNS_TABLE).orderBy(S.ROUND).collect()
+    assert [(r[S.ROUND], r["total_rewarded"]) for r in rounds] == [(0, 0.0), (1, 1003.0), (2, 23.0)]
+    assert lake(S.FEEDS_TABLE).count() == 1
+    # each got its rows in one commit although two attempts computed the run (a MERGE that
+    # changes nothing may still write a version: feeds)
+    def writes(table: str) -> int:
+        metrics = ("numOutputRows", "numTargetRowsInserted", "numTargetRowsUpdated", "numTargetRowsDeleted")
+        history = DeltaTable.forPath(spark, str(lake_dir / table)).history().select("operationMetrics").collect()
+        return sum(any(int((h.operationMetrics or {}).get(m, 0)) for m in metrics) for h in history)
+
+    assert {t: writes(t) for t in (S.REWARD_SCORES_TABLE, S.FEEDS_TABLE, S.PRUNED_PAGES_TABLE, S.REWARD_RUNS_TABLE)} == {
+        S.REWARD_SCORES_TABLE: 1, S.FEEDS_TABLE: 1, S.PRUNED_PAGES_TABLE: 1, S.REWARD_RUNS_TABLE: 1}
+
+    def undo():
+        return reward_step_module.undo(ctx.next_step(), ctx.run_id)
+
+    assert attempt(undo, 1) == S.PAGES_TABLE
+    assert attempt(undo, 1) == S.LINKS_TABLE
+    assert attempt(undo, 1) == S.REWARD_SCORES_TABLE
+    undone, commits = finish(undo)
+    assert commits == [] and undone.pages_restored == 2
+    assertDataFrameEqual(lake(S.PAGES_TABLE), lake(S.PAGES_TABLE, 0))
+    assertDataFrameEqual(lake(S.LINKS_TABLE), lake(S.LINKS_TABLE, 0))
+    assert {r[S.PAGE_ID]: r[S.SCORE] for r in lake(S.REWARD_SCORES_TABLE).where(F.col(S.PAGE_ID) >= 3).collect()} == {
+        3: 0.0, 4: 0.0}
+
+
+def test_an_ingest_racing_a_prune_leaves_no_link_to_a_pruned_page(spark, tmp_path, monkeypatch):
+    """Two interleavings forced in one thread.  Ingest I2 (a link A → D) has numbered its pages
+    and resolved its links when the whole reward run of the prune test prunes C and D; inside that
+    run, between its links DELETE and its pages DELETE, ingest I1 (a link A → C) runs to its end.
+    I1's link reached C before the pages DELETE: the prune's last links DELETE removes it (the
+    prune wins, as if I1 had run just before it).  I2 commits its link to D after D was deleted: it
+    finds D gone, removes that link and re-runs, which inserts D as a new page with the link.  No
+    link to a missing page remains, and both ingests account for every record."""
+    from linkgraph import tables
+    from linkgraph.io.delta import Lake
+    from linkgraph.pipeline import ingest_step
+    from linkgraph.reward_pipeline import reward_step
+
+    lake_dir = tmp_path / "lake"
+    _small_lake(spark, lake_dir)
+    signals = tmp_path / "signals.jsonl"
+    signals.write_text("".join(json.dumps(r) + "\n" for r in SIGNALS))
+    config = config_from_dict({"lake": {"path": str(lake_dir)}, "reward": {"seeds": ["https://jobs.example.com"]},
+                               "reliability": {"conflict_backoff_seconds": 0.0}})
+
+    def one_link(name: str, to_url: str) -> str:
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text(json.dumps({"from_url": "https://jobs.example.com/a", "to_url": to_url,
+                                    "last_seen_at": "2026-01-02T00:00:00Z"}) + "\n")
+        return str(path)
+
+    to_c, to_d = one_link("i1", "https://garden.example.org/c"), one_link("i2", "https://garden.example.org/d")
+    events: list[str] = []
+    reports = {}
+    delete_matching, upsert_links = Lake.delete_matching, tables.upsert_links
+
+    def delete_with_an_ingest_before_the_pages_delete(self, table, keys_df, keys):
+        if table == S.PAGES_TABLE and "I1" not in events:
+            events.append("I1")
+            reports["I1"] = ingest_step(spark, config, to_c, "jsonl")
+        events.append(f"delete {table}")
+        return delete_matching(self, table, keys_df, keys)
+
+    def upsert_links_after_a_prune(lake, links):
+        if "prune" not in events:
+            events.append("prune")
+            reports["prune"] = reward_step(spark, config, rounds=2, signals_path=str(signals))
+        events.append("links MERGE")
+        return upsert_links(lake, links)
+
+    monkeypatch.setattr(Lake, "delete_matching", delete_with_an_ingest_before_the_pages_delete)
+    monkeypatch.setattr(tables, "upsert_links", upsert_links_after_a_prune)
+    reports["I2"] = ingest_step(spark, config, to_d, "jsonl")
+
+    assert events == [
+        "prune", "delete links",                 # the prune's links DELETE
+        "I1", "links MERGE",                     # I1 commits A → C
+        "delete pages", "delete links",          # the prune's pages DELETE, then its sweep removes A → C
+        "links MERGE", "delete links",           # I2 commits A → D, finds D gone and removes it
+        "links MERGE",                           # I2's re-run: D a new page, A → D again
+    ]
+    assert reports["prune"].pruned_pages == 2
+    assert all((r.read, r.written, r.rejected) == (1, 1, 0) for r in (reports["I1"], reports["I2"]))
+    _assert_links_between_pages(spark, lake_dir)
+
+    def lake(table: str):
+        return spark.read.format("delta").load(str(lake_dir / table))
+
+    pages = {r[S.URL]: r[S.PAGE_ID] for r in lake(S.PAGES_TABLE).collect()}
+    assert set(pages) == {url for _, url in PAGES} - {"https://garden.example.org/c"}
+    assert pages["https://garden.example.org/d"] == 3   # numbered anew after the largest id left (2)
+    assert sorted((r[S.SRC_ID], r[S.DST_ID]) for r in lake(S.LINKS_TABLE).collect()) == [(0, 1), (1, 0), (1, 2), (1, 3)]

@@ -47,6 +47,9 @@ class SparkConfig:
     ``master`` None means "leave it to spark-submit / the platform".  ``add_packages`` puts the
     pinned Delta (and, with ``graphframes``, GraphFrames) Maven coordinates in
     ``spark.jars.packages``; ``conf`` holds any further ``spark.*`` settings verbatim.
+    ``checkpoint_dir`` None (the default) gives each session a directory of its own
+    (``tempfile.mkdtemp``: private to the user, never another job's); a cluster sets one on storage
+    every node reaches (``conf/cluster.yaml``, ``conf/databricks.yaml``).
     """
 
     app_name: str = "linkgraph"
@@ -55,7 +58,7 @@ class SparkConfig:
     shuffle_partitions: int = 4
     add_packages: bool = True
     graphframes: bool = False
-    checkpoint_dir: str = "/tmp/linkgraph-checkpoints"
+    checkpoint_dir: str | None = None
     conf: dict[str, str] = field(default_factory=lambda: dict(LOCAL_SPARK_CONF))
 
     def __post_init__(self) -> None:

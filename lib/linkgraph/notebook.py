@@ -104,3 +104,13 @@ def save_figure(fig: Any, directory: str | Path, name: str) -> Path:
     path = directory / f"{name}.png"
     fig.savefig(path, dpi=100, bbox_inches="tight")
     return path
+
+
+def sample_input_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """Where notebook 01 writes the built-in sample's edges: the user's cache directory
+    (``$XDG_CACHE_HOME`` or ``~/.cache``, then ``linkgraph/sample``), a fixed place of the user's
+    own, so that re-running the notebook ingests the same source (and changes nothing) without a
+    path in the shared temporary directory that another user could own or replace."""
+    environ = os.environ if environ is None else environ
+    cache = environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "linkgraph" / "sample"

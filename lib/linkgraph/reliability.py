@@ -101,11 +101,11 @@ def retry_on_conflict(
 
 
 # Messages of the errors a reader raises when a file ends early or is not what its name says
-# (Hadoop's gzip codec, Python's gzip module, Parquet).
+# (Hadoop's gzip codec, Python's gzip module, Parquet, the local file system's .crc checksums).
 _UNREADABLE_INPUT = (
     "Unexpected end of input stream", "unexpected end of file", "Compressed file ended before the end-of-stream marker",
     "Not in GZIP format", "not a gzipped file", "incorrect header check", "invalid stored block lengths",
-    "is not a Parquet file",
+    "is not a Parquet file", "Checksum error",
 )
 
 

@@ -9,9 +9,12 @@ with Delta's extension and catalog, the pinned JVM packages and a checkpoint dir
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
+import shutil
 import sys
+import tempfile
 
 from pyspark.sql import SparkSession
 
@@ -66,17 +69,25 @@ def get_spark(spark_config: SparkConfig | None = None) -> SparkSession:
 
     log.info("starting Spark (master=%s, packages=%s)", spark_config.master, settings.get("spark.jars.packages"))
     spark = builder.getOrCreate()
-    spark.sparkContext.setCheckpointDir(spark_config.checkpoint_dir)
+    spark.sparkContext.setCheckpointDir(spark_config.checkpoint_dir or private_checkpoint_dir())
     return spark
 
 
-def _ensure_checkpoint_dir(spark: SparkSession, directory: str) -> None:
+def private_checkpoint_dir() -> str:
+    """A new checkpoint directory of this process's own (mode 0700 under the system's temporary
+    directory, removed at exit): the default, instead of a fixed path other users or jobs share."""
+    directory = tempfile.mkdtemp(prefix="linkgraph-checkpoints-")
+    atexit.register(shutil.rmtree, directory, True)
+    return directory
+
+
+def _ensure_checkpoint_dir(spark: SparkSession, directory: str | None) -> None:
     """Give a session the platform built (Databricks, spark-submit) the configured checkpoint
     directory when it has none: steps that number new pages checkpoint.  Sessions without a
     SparkContext (Spark Connect, serverless) are left alone."""
     try:
         context = spark.sparkContext
         if context.getCheckpointDir() is None:
-            context.setCheckpointDir(directory)
+            context.setCheckpointDir(directory or private_checkpoint_dir())
     except Exception as exc:  # noqa: BLE001 - no SparkContext here; such platforms manage checkpoints
         log.debug("checkpoint directory not set on the active session: %s", exc)

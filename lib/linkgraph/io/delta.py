@@ -36,13 +36,14 @@ class SimulatedCrash(BaseException):
 
 
 class CrashHook:
-    """Test-only: with ``LINKGRAPH_CRASH_AFTER_COMMITS=N`` set, the process counts the Delta commits
-    it makes (every write of ``Lake`` that created a table version) and right after the N-th one
-    SIGKILLs its own process group (driver, its JVM, Python workers: a job started in a session of
-    its own), leaving exactly the commits made so far.  ``N:raise`` raises ``SimulatedCrash``
-    instead, for in-process tests: only ``finally`` blocks run on its way out, and none of them
-    writes to a table, so the lake is what a SIGKILL at that point would leave.  Unset (always,
-    outside tests): nothing is counted."""
+    """Test-only: with ``LINKGRAPH_CRASH_AFTER_COMMITS`` set, the process counts the Delta commits
+    it makes (every write of ``Lake`` that created a table version, but a MERGE that changed no
+    row: the table is as before it) and right after the N-th one (value ``N``), or after the first
+    commit to a table (value: the table's name), SIGKILLs its own process group (driver, its JVM,
+    Python workers: a job started in a session of its own), leaving exactly the commits made so
+    far.  A ``:raise`` suffix raises ``SimulatedCrash`` instead, for in-process tests: only
+    ``finally`` blocks run on its way out, and none of them writes to a table, so the lake is what
+    a SIGKILL at that point would leave.  Unset (always, outside tests): nothing is counted."""
 
     def __init__(self) -> None:
         self.commits = 0
@@ -57,12 +58,12 @@ class CrashHook:
             return
         self.commits += 1
         self.tables.append(table)
-        limit, _, mode = setting.partition(":")
-        if self.commits < int(limit):
+        target, _, mode = setting.partition(":")
+        if (self.commits < int(target)) if target.isdigit() else (table != target):
             return
         log.warning("crash hook: stopping after commit %d (%s)", self.commits, table)
         if mode == "raise":
-            self.reset()
+            self.commits = 0   # the next attempt counts its own commits; ``tables`` keeps them all
             raise SimulatedCrash(f"simulated crash after commit to {table}")
         os.killpg(os.getpgrp(), signal.SIGKILL)
 
@@ -257,7 +258,8 @@ class Lake:
 
     def _committed_merge(self, table: str, version_before: int | None) -> MergeMetrics:
         metrics = self._merge_metrics_since(table, version_before)
-        if metrics.version != version_before:
+        # a MERGE that changed no row (Delta may still write a version) leaves the table as it was
+        if metrics.version != version_before and (metrics.inserted or metrics.updated or metrics.deleted):
             self._committed(table, metrics.version)
         return metrics
 
