@@ -288,7 +288,51 @@ def _small_lake(spark, lake_dir) -> None:
          for s, d in LINKS], S.LINKS))
 
 
-def test_reward_step_prunes_pages_with_their_links_and_undoes_it(spark, tmp_path, lake_dir):
+def _crash_after(monkeypatch, commits: int) -> None:
+    """The next step dies right after its ``commits``-th Delta commit (the crash hook of
+    ``linkgraph.io.delta`` in raise mode: only ``finally`` blocks run, none writes a table, so the
+    lake is what a SIGKILL there leaves; tests/test_crash_safety.py kills a real process with it)."""
+    from linkgraph.io import delta
+
+    monkeypatch.setenv(delta.CRASH_AFTER_COMMITS, f"{commits}:raise")
+    delta.CRASH_HOOK.reset()
+
+
+def _assert_links_between_pages(spark, lake_dir) -> None:
+    """The lake as a crash left it: page ids and URLs unique, no link to a missing page."""
+    pages = spark.read.format("delta").load(str(lake_dir / S.PAGES_TABLE))
+    links = spark.read.format("delta").load(str(lake_dir / S.LINKS_TABLE))
+    row = pages.agg(F.count("*").alias("n"), F.countDistinct(S.PAGE_ID).alias("ids"),
+                    F.countDistinct(S.URL).alias("urls")).first()
+    assert row.n == row.ids == row.urls, row
+    ids = pages.select(S.PAGE_ID)
+    for end in (S.SRC_ID, S.DST_ID):
+        assert links.join(ids.withColumnRenamed(S.PAGE_ID, end), on=end, how="left_anti").count() == 0, end
+
+
+def _die_after(monkeypatch, spark, lake_dir, step, commits: int) -> str:
+    """Run ``step``, which dies right after its ``commits``-th commit; check the lake it left and
+    return the table of that commit."""
+    from linkgraph.io.delta import CRASH_HOOK, SimulatedCrash
+
+    _crash_after(monkeypatch, commits)
+    with pytest.raises(SimulatedCrash):
+        step()
+    _assert_links_between_pages(spark, lake_dir)
+    return CRASH_HOOK.tables[-1]
+
+
+def _finish(monkeypatch, step):
+    """Run ``step`` to its end; (its result, the tables it committed to)."""
+    from linkgraph.io.delta import CRASH_AFTER_COMMITS, CRASH_HOOK
+
+    _crash_after(monkeypatch, 1_000_000)
+    result = step()
+    monkeypatch.delenv(CRASH_AFTER_COMMITS)
+    return result, CRASH_HOOK.tables
+
+
+def test_reward_step_prunes_pages_with_their_links_and_undoes_it(spark, tmp_path, lake_dir, monkeypatch):
     from linkgraph.cli import main
     from linkgraph.reward_pipeline import reward_step, undo_prune
 
@@ -328,7 +372,15 @@ def test_reward_step_prunes_pages_with_their_links_and_undoes_it(spark, tmp_path
     assert [(r[S.ROUND], r["new_pages"], r["total_rewarded"]) for r in second] == [(0, 0, 0.0), (1, 0, 1 + 22.0)]
     assert lake(S.PAGES_TABLE).count() == 3  # nothing more to prune
 
-    undone = undo_prune(spark, config, first.run_id)
+    # the undo dies right after each of its commits in turn; each re-run completes the rest (issue 18)
+    def undo():
+        return undo_prune(spark, config, first.run_id)
+
+    assert _die_after(monkeypatch, spark, lake_dir, undo, 1) == S.PAGES_TABLE
+    assert _die_after(monkeypatch, spark, lake_dir, undo, 1) == S.LINKS_TABLE
+    assert _die_after(monkeypatch, spark, lake_dir, undo, 1) == S.REWARD_SCORES_TABLE
+    undone, commits = _finish(monkeypatch, undo)
+    assert commits == []                                 # nothing left to do
     assert (undone.pages_restored, undone.links_restored) == (2, 2)
     assert lake(S.PAGES_TABLE).count() == 5
     assert sorted((r[S.SRC_ID], r[S.DST_ID]) for r in lake(S.LINKS_TABLE).collect()) == sorted(LINKS)
@@ -341,8 +393,12 @@ def test_a_reward_run_retried_after_dying_mid_prune_equals_one_run(spark, tmp_pa
     """The run dies after replacing reward_scores, merging feeds and writing the prune audit, before
     its deletes; the retry with the same run id reads the versions the first attempt recorded, so it
     neither advances the scores again nor re-awards the feed as known: it ends with the tables of
-    the uninterrupted run of test_reward_step_prunes_pages_with_their_links_and_undoes_it."""
+    the uninterrupted run of test_reward_step_prunes_pages_with_their_links_and_undoes_it.  The
+    retries die in turn after reward_runs, the links DELETE and the pages DELETE, each leaving a
+    consistent lake (issue 18)."""
     import dataclasses
+
+    from delta.tables import DeltaTable
 
     from linkgraph.io.delta import Lake
     from linkgraph.steps import reward as reward_step_module
@@ -355,19 +411,41 @@ def test_a_reward_run_retried_after_dying_mid_prune_equals_one_run(spark, tmp_pa
     config = config_from_dict({"lake": {"path": str(lake_dir)}, "reward": {"seeds": ["https://jobs.example.com"]}})
     ctx = dataclasses.replace(StepContext.create(spark, config), run_id="20260102T000000-retry")
 
-    def die(*args, **kwargs):
-        raise RuntimeError("killed between the prune audit and its deletes")
+    def run():   # an attempt in a new process: new start time, same run id
+        return reward_step_module.run(dataclasses.replace(ctx.next_step(), run_id=ctx.run_id), rounds=2,
+                                      signals_path=str(signals))
 
-    with monkeypatch.context() as patch:
-        patch.setattr(Lake, "delete_matching", die)
-        with pytest.raises(RuntimeError, match="killed"):
-            reward_step_module.run(ctx, rounds=2, signals_path=str(signals))
-    retry = dataclasses.replace(ctx.next_step(), run_id=ctx.run_id)   # a new process: new start time, same id
-    retried = reward_step_module.run(retry, rounds=2, signals_path=str(signals))
+    # The run dies right after each commit of its prune in turn (issue 18).  A fresh run commits
+    # page_signals (create, MERGE), rejects (create), step_runs (create, insert), reward_scores,
+    # feeds, pruned_pages (create, insert: the audit), reward_runs, links, pages.  Each re-run dies
+    # after its own first new commit, so it is the re-run from the state after the previous one.
+    assert _die_after(monkeypatch, spark, lake_dir, run, 9) == S.PRUNED_PAGES_TABLE   # audit, before the deletes
+    assert not (lake_dir / S.REWARD_RUNS_TABLE).exists()
+    assert _die_after(monkeypatch, spark, lake_dir, run, 1) == S.REWARD_RUNS_TABLE    # recomputed, nothing re-committed
+    assert _die_after(monkeypatch, spark, lake_dir, run, 1) == S.LINKS_TABLE          # finished: the deletes are left
+    assert _die_after(monkeypatch, spark, lake_dir, run, 1) == S.PAGES_TABLE
+    retried, commits = _finish(monkeypatch, run)
+    assert commits == []
     assert (retried.pruned_pages, retried.pruned_links, retried.feeds_discovered) == (2, 2, 1)
 
-    def lake(table: str):
-        return spark.read.format("delta").load(str(lake_dir / table))
+    def lake(table: str, version: int | None = None):
+        reader = spark.read.format("delta")
+        return (reader if version is None else reader.option("versionAsOf", version)).load(str(lake_dir / table))
+
+    assertDataFrameEqual(lake(S.PAGES_TABLE), lake(S.PAGES_TABLE, 0).where(F.col(S.PAGE_ID) <= 2))
+    assertDataFrameEqual(lake(S.LINKS_TABLE), lake(S.LINKS_TABLE, 0).where(F.col(S.DST_ID) <= 2))
+
+    # each table got its rows in one commit although two attempts computed the run (a MERGE
+    # that changes no row may still rewrite a file and write a version: feeds)
+    def writes(table: str) -> int:
+        merged = ("numTargetRowsInserted", "numTargetRowsUpdated", "numTargetRowsDeleted")
+        history = DeltaTable.forPath(spark, str(lake_dir / table)).history().select("operation", "operationMetrics")
+        return sum(any(int((h.operationMetrics or {}).get(m, 0))
+                       for m in (merged if h.operation == "MERGE" else ("numOutputRows",)))
+                   for h in history.collect())
+
+    assert {t: writes(t) for t in (S.REWARD_SCORES_TABLE, S.FEEDS_TABLE, S.PRUNED_PAGES_TABLE, S.REWARD_RUNS_TABLE)} == {
+        S.REWARD_SCORES_TABLE: 1, S.FEEDS_TABLE: 1, S.PRUNED_PAGES_TABLE: 1, S.REWARD_RUNS_TABLE: 1}
 
     # the values of one uninterrupted run (worked out in the test above)
     pruned = {r[S.PAGE_ID]: (r[S.URL], r[S.SCORE], r["links_removed"]) for r in lake(S.PRUNED_PAGES_TABLE).collect()}
@@ -381,132 +459,10 @@ def test_a_reward_run_retried_after_dying_mid_prune_equals_one_run(spark, tmp_pa
     assert lake(S.FEEDS_TABLE).count() == 1
 
     scores_version = Lake(spark, config.lake).current_version(S.REWARD_SCORES_TABLE)
+    retry = dataclasses.replace(ctx.next_step(), run_id=ctx.run_id)
     again = reward_step_module.run(retry, rounds=2, signals_path=str(signals))   # finished: nothing is written
     assert Lake(spark, config.lake).current_version(S.REWARD_SCORES_TABLE) == scores_version
     assert (again.pages, again.pruned_pages, again.pruned_links, again.feeds_discovered) == (5, 2, 2, 1)
-
-
-# --- crashes after each commit of the prune and of its undo (issue 18) -------------------------------------
-
-
-def _crash_after(monkeypatch, commits: int) -> None:
-    """The next step dies right after its ``commits``-th Delta commit (the crash hook of
-    ``linkgraph.io.delta`` in raise mode: only ``finally`` blocks run, none writes a table, so the
-    lake is what a SIGKILL there leaves; tests/test_crash_safety.py kills a real process with it)."""
-    from linkgraph.io import delta
-
-    monkeypatch.setenv(delta.CRASH_AFTER_COMMITS, f"{commits}:raise")
-    delta.CRASH_HOOK.reset()
-
-
-def _assert_links_between_pages(spark, lake_dir) -> None:
-    """The lake as a crash left it: page ids and URLs unique, no link to a missing page."""
-    pages = spark.read.format("delta").load(str(lake_dir / S.PAGES_TABLE))
-    links = spark.read.format("delta").load(str(lake_dir / S.LINKS_TABLE))
-    row = pages.agg(F.count("*").alias("n"), F.countDistinct(S.PAGE_ID).alias("ids"),
-                    F.countDistinct(S.URL).alias("urls")).first()
-    assert row.n == row.ids == row.urls, row
-    ids = pages.select(S.PAGE_ID)
-    for end in (S.SRC_ID, S.DST_ID):
-        assert links.join(ids.withColumnRenamed(S.PAGE_ID, end), on=end, how="left_anti").count() == 0, end
-
-
-def test_prune_and_undo_killed_after_each_of_their_commits_end_as_uninterrupted_runs(spark, tmp_path, monkeypatch):
-    """The reward run of the prune test above dies right after each commit of its prune: the
-    audit (pruned_pages), reward_runs, the links DELETE and the pages DELETE; each re-run with the
-    same run id continues (the first one recomputes the same scores from the recorded versions and
-    commits nothing it already committed; the others only complete the deletes the audit records)
-    until one finishes.  Then its undo dies after restoring pages, links and scores in turn.  After
-    each crash the lake is consistent; the end states are those of the uninterrupted runs above.
-
-    A chain (each re-run dies after its own first new commit) covers every boundary: the re-run
-    from the state after commit i is exactly the attempt that makes commit i+1, since a step
-    resumes from the tables alone."""
-    import dataclasses
-
-    from delta.tables import DeltaTable
-
-    from linkgraph.io.delta import CRASH_AFTER_COMMITS, CRASH_HOOK, SimulatedCrash
-    from linkgraph.steps import reward as reward_step_module
-    from linkgraph.steps.context import StepContext
-
-    lake_dir = tmp_path / "lake"
-    _small_lake(spark, lake_dir)
-    signals = tmp_path / "signals.jsonl"
-    signals.write_text("".join(json.dumps(r) + "\n" for r in SIGNALS))
-    config = config_from_dict({"lake": {"path": str(lake_dir)}, "reward": {"seeds": ["https://jobs.example.com"]}})
-    ctx = dataclasses.replace(StepContext.create(spark, config), run_id="20260102T000000-crash")
-
-    def lake(table: str, version: int | None = None):
-        reader = spark.read.format("delta")
-        reader = reader if version is None else reader.option("versionAsOf", version)
-        return reader.load(str(lake_dir / table))
-
-    def attempt(step, crash_after: int) -> str:
-        """Run ``step`` until it dies after its ``crash_after``-th commit; the table of that commit."""
-        _crash_after(monkeypatch, crash_after)
-        with pytest.raises(SimulatedCrash):
-            step()
-        _assert_links_between_pages(spark, lake_dir)
-        return CRASH_HOOK.tables[-1]
-
-    def finish(step):
-        """Run ``step`` to its end, counting its commits."""
-        _crash_after(monkeypatch, 1_000_000)
-        report = step()
-        monkeypatch.delenv(CRASH_AFTER_COMMITS)
-        return report, CRASH_HOOK.tables
-
-    def run():
-        return reward_step_module.run(dataclasses.replace(ctx.next_step(), run_id=ctx.run_id), rounds=2,
-                                      signals_path=str(signals))
-
-    # a fresh run's commits: page_signals (create, MERGE), rejects (create), step_runs (create,
-    # insert), reward_scores, feeds, pruned_pages (create, insert: the audit), reward_runs, links, pages
-    assert attempt(run, 9) == S.PRUNED_PAGES_TABLE
-    assert lake(S.PAGES_TABLE).count() == 5 and not (lake_dir / S.REWARD_RUNS_TABLE).exists()
-    assert attempt(run, 1) == S.REWARD_RUNS_TABLE      # recomputed; scores, feeds and audit not committed again
-    assert attempt(run, 1) == S.LINKS_TABLE            # finished: only the prune's deletes are left
-    assert lake(S.PAGES_TABLE).count() == 5 and lake(S.LINKS_TABLE).count() == 3
-    assert attempt(run, 1) == S.PAGES_TABLE
-    retried, commits = finish(run)
-    assert commits == []                               # nothing left to commit
-    assert (retried.pruned_pages, retried.pruned_links, retried.feeds_discovered) == (2, 2, 1)
-
-    # the uninterrupted run (test_reward_step_prunes_pages_with_their_links_and_undoes_it)
-    assertDataFrameEqual(lake(S.PAGES_TABLE), lake(S.PAGES_TABLE, 0).where(F.col(S.PAGE_ID) <= 2))
-    assertDataFrameEqual(lake(S.LINKS_TABLE), lake(S.LINKS_TABLE, 0).where(F.col(S.DST_ID) <= 2))
-    pruned = {r[S.PAGE_ID]: (r[S.URL], r[S.SCORE], r["links_removed"]) for r in lake(S.PRUNED_PAGES_TABLE).collect()}
-    assert pruned == {3: ("https://garden.example.org/c", 0.0, 2), 4: ("https://garden.example.org/d", 0.0, 1)}
-    scores = {r[S.PAGE_ID]: r[S.SCORE] for r in lake(S.REWARD_SCORES_TABLE).collect()}
-    assert set(scores) == {0, 1, 2} and scores[2] == pytest.approx(0.9 * 0.1 * 1002.09 / 3, abs=1e-12)
-    rounds = lake(S.REWARD_RUNS_TABLE).orderBy(S.ROUND).collect()
-    assert [(r[S.ROUND], r["total_rewarded"]) for r in rounds] == [(0, 0.0), (1, 1003.0), (2, 23.0)]
-    assert lake(S.FEEDS_TABLE).count() == 1
-    # each got its rows in one commit although two attempts computed the run (a MERGE that
-    # changes no row may still rewrite a file and write a version: feeds)
-    def writes(table: str) -> int:
-        merged = ("numTargetRowsInserted", "numTargetRowsUpdated", "numTargetRowsDeleted")
-        history = DeltaTable.forPath(spark, str(lake_dir / table)).history().select("operation", "operationMetrics")
-        return sum(any(int((h.operationMetrics or {}).get(m, 0))
-                       for m in (merged if h.operation == "MERGE" else ("numOutputRows",)))
-                   for h in history.collect())
-
-    assert {t: writes(t) for t in (S.REWARD_SCORES_TABLE, S.FEEDS_TABLE, S.PRUNED_PAGES_TABLE, S.REWARD_RUNS_TABLE)} == {
-        S.REWARD_SCORES_TABLE: 1, S.FEEDS_TABLE: 1, S.PRUNED_PAGES_TABLE: 1, S.REWARD_RUNS_TABLE: 1}
-
-    def undo():
-        return reward_step_module.undo(ctx.next_step(), ctx.run_id)
-
-    assert attempt(undo, 1) == S.PAGES_TABLE
-    assert attempt(undo, 1) == S.LINKS_TABLE
-    assert attempt(undo, 1) == S.REWARD_SCORES_TABLE
-    undone, commits = finish(undo)
-    assert commits == [] and undone.pages_restored == 2
-    assertDataFrameEqual(lake(S.PAGES_TABLE), lake(S.PAGES_TABLE, 0))
-    assertDataFrameEqual(lake(S.LINKS_TABLE), lake(S.LINKS_TABLE, 0))
-    assert {r[S.PAGE_ID]: r[S.SCORE] for r in lake(S.REWARD_SCORES_TABLE).where(F.col(S.PAGE_ID) >= 3).collect()} == {
-        3: 0.0, 4: 0.0}
 
 
 def test_an_ingest_racing_a_prune_leaves_no_link_to_a_pruned_page(spark, tmp_path, monkeypatch):

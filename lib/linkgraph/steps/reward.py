@@ -523,7 +523,9 @@ def undo(ctx: StepContext, run_id: str) -> UndoReport:
             .join(old_links, on=[S.SRC_ID, S.DST_ID], how="inner")
             .select(*[f.name for f in S.LINKS.fields])
         )
-        report.links_restored = T.insert_missing(lake, S.LINKS_TABLE, restored_links, [S.SRC_ID, S.DST_ID])
+        T.insert_missing(lake, S.LINKS_TABLE, restored_links, [S.SRC_ID, S.DST_ID])
+        # counted like the pages: those back in place, also when an undo killed earlier inserted them
+        report.links_restored = restored_links.count()
         scores = pruned.join(free.select(S.PAGE_ID), on=S.PAGE_ID, how="left_semi").select(
             S.PAGE_ID, S.URL, S.SCORE, S.RUN_ID)
         lake.ensure(S.REWARD_SCORES_TABLE, S.REWARD_SCORES)
