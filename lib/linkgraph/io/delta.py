@@ -221,6 +221,14 @@ class Lake:
             return None
         return one_row(self.delta_table(table).history(1).select("userMetadata"))["userMetadata"]
 
+    def last_build(self, table: str) -> tuple[str | None, int] | None:
+        """(``built_from``, rows written) of the table's last commit, read from the Delta log in one
+        look-up; None when the table does not exist."""
+        if not self.exists(table):
+            return None
+        last = one_row(self.delta_table(table).history(1).select("userMetadata", "operationMetrics"))
+        return last["userMetadata"], int((last["operationMetrics"] or {}).get("numOutputRows", 0))
+
     def append(self, table: str, df: DataFrame) -> None:
         writer = df.write.format("delta").mode("append")
         if self.uses_catalog:

@@ -77,7 +77,10 @@ def run(ctx: StepContext) -> AnalysisReport:
     lake, ac = ctx.lake, ctx.config.analysis
     lake.require(S.PAGES_TABLE, S.LINKS_TABLE)
     report = AnalysisReport(inputs=analysis_inputs(lake, ctx.config))
-    if all(lake.built_from(table) == report.inputs for table in ANALYSIS_TABLES):
+    # what each table's last commit recorded (one look-up each): tables already built from these
+    # inputs, by this run's killed predecessor, are kept
+    previous = {table: lake.last_build(table) for table in ANALYSIS_TABLES}
+    if all(last is not None and last[0] == report.inputs for last in previous.values()):
         report.up_to_date = True
         return report
     # read the versions recorded in ``inputs`` (a commit landing meanwhile is not mixed in)
@@ -87,9 +90,10 @@ def run(ctx: StepContext) -> AnalysisReport:
 
     def built(table: str) -> bool:
         """True when ``table`` was already built from these inputs (by a run killed later)."""
-        if lake.built_from(table) != report.inputs:
+        last = previous[table]
+        if last is None or last[0] != report.inputs:
             return False
-        report.rows[table] = lake.rows_written(table)
+        report.rows[table] = last[1]
         log.info("analyze: %s already built from these inputs; kept", table)
         return True
 
