@@ -2,28 +2,29 @@
 
 Pages are numbered densely (``vertex_index``) and cut into blocks of ``block_size`` consecutive
 vertices.  The neighbour shares are packed once per run: one row per (source block, destination
-block, chunk) holding three numpy arrays: the local source of every share, its share, and its slot
-among the distinct local destinations the chunk reaches (``targets``, sorted), at most
-``chunk_entries`` shares a row, so a hub's neighbour list is several rows, never one.  The packed
-shares are cached and partitioned by source block.
+block, chunk of ``chunk_sources`` consecutive source pages) holding numpy arrays: the local
+source of every share, its share, and its slot among the distinct local destinations the row
+reaches (``targets``, sorted).  A row holds at most the shares of 2,048 pages into one block of
+65,536, so a hub's neighbour list is spread over the destination blocks, never one row of all of
+it.  The packed shares are cached and partitioned by source block.
 
 A round is two co-grouped ``applyInPandas`` passes over B (blocks) score rows:
 
 * ``spread``: each source block's scores ``s`` meet its share rows; each row yields the sparse
-  partial ``Σ s[src] · share`` per target (``np.bincount`` over the slots), sent to its
-  destination block with the target list; the block's old scores travel along;
+  partial ``Σ s[src] · share`` per target (``np.bincount`` over the slots), the rows' partials
+  for one destination block are summed per target and sent there with the target list, once;
+  the block's old scores travel along;
 * ``combine``: a block sums the partials it receives into ``received`` (× α) and applies the
   round (``sent``, ``kept``, forgetting, the round's reward) to the whole vector, with the block's
   static columns (``sends``, ``reward_first``, ``reward_later``) packed once per run; it returns
   the new vector and the block's sums for the round's bookkeeping.
 
-Bytes moved per round: the old scores (8 bytes a page) plus, per share row, 12 bytes (an int32
-target and a float64 partial) for each distinct destination it reaches: at most
-``8·n + 12·min(E, B·n)`` for E shares (two per linked page pair), and far less when links stay
-inside blocks and hubs' neighbours share blocks.  The per-link join shuffled every share
-(page_id, neighbour_id, share: 24 bytes before row overhead) joined with a score, then the
-per-link products again before the sum, every round.  The driver reads one row of B-block sums
-a round.
+Bytes moved per round: the old scores (8 bytes a page) plus, per (source block, destination
+page reached), 12 bytes (an int32 target and a float64 partial): at most ``8·n + 12·min(E, B·n)``
+for E shares (two per linked page pair), and far less when links stay inside blocks.  The
+per-link join shuffled every share (page_id, neighbour_id, share: 24 bytes before row overhead)
+to meet its page's score, then the per-link products again before the sum, every round.  The
+driver reads one row of B-block sums a round.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from pyspark import StorageLevel
-from pyspark.sql import DataFrame, Window
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import BinaryType, DoubleType, IntegerType, StructField, StructType
 
@@ -40,7 +41,7 @@ from linkgraph.rank.graph import VERTEX, vertex_index
 
 BLOCK, SB, DB, CHUNK = "block", "sb", "db", "chunk"
 BLOCK_SIZE = 65_536
-CHUNK_ENTRIES = 1 << 20
+CHUNK_SOURCES = 2_048
 
 SHARE_BLOCK = StructType(
     [
@@ -100,7 +101,7 @@ class BlockRounds:
     """
 
     def __init__(self, scores: DataFrame, vertices: DataFrame, shares: DataFrame, block_size: int = BLOCK_SIZE,
-                 chunk_entries: int = CHUNK_ENTRIES) -> None:
+                 chunk_sources: int = CHUNK_SOURCES) -> None:
         table = scores.select(S.PAGE_ID, F.col(S.SCORE).cast("double").alias(S.SCORE)).join(
             vertices, on=S.PAGE_ID, how="inner")
         index, n = vertex_index(table.select(S.PAGE_ID))
@@ -111,7 +112,7 @@ class BlockRounds:
         self.partitions = max(1, min(self.n_blocks, int(spark.conf.get("spark.sql.shuffle.partitions") or 1)))
         self._persisted: list[DataFrame] = [self.index]
         self.static = self._keep(self._static_blocks(table.join(self.index, on=S.PAGE_ID, how="inner")))
-        self.shares = self._keep(self._share_blocks(shares, chunk_entries))
+        self.shares = self._keep(self._share_blocks(shares, chunk_sources))
         self.state = self.static.select(BLOCK, "scores")
 
     def _keep(self, df: DataFrame) -> DataFrame:
@@ -142,7 +143,7 @@ class BlockRounds:
 
         return rows.groupBy(BLOCK).applyInPandas(pack, STATIC_BLOCK).repartition(self.partitions, BLOCK)
 
-    def _share_blocks(self, shares: DataFrame, chunk_entries: int) -> DataFrame:
+    def _share_blocks(self, shares: DataFrame, chunk_sources: int) -> DataFrame:
         block_size = self.block_size
         src = self.index.select(F.col(S.PAGE_ID), F.col(VERTEX).alias("_src"))
         dst = self.index.select(F.col(S.PAGE_ID).alias("neighbour_id"), F.col(VERTEX).alias("_dst"))
@@ -150,10 +151,8 @@ class BlockRounds:
             _block_of("_src", block_size).alias(SB), _block_of("_dst", block_size).alias(DB),
             _local("_src", block_size).alias("s"), _local("_dst", block_size).alias("d"), F.col("share"),
         )
-        # a chunk of at most chunk_entries shares per (sb, db): by destination row, so a row's shares
-        # from one source block stay together unless the row alone is longer than a chunk
-        rank = F.row_number().over(Window.partitionBy(SB, DB).orderBy("d", "s"))
-        entries = entries.withColumn(CHUNK, ((rank - 1) / chunk_entries).cast("int"))
+        # a row holds the shares of at most chunk_sources consecutive source pages into one block
+        entries = entries.withColumn(CHUNK, (F.col("s") / chunk_sources).cast("int"))
 
         def pack(pdf: pd.DataFrame) -> pd.DataFrame:
             d = pdf["d"].to_numpy()
@@ -175,16 +174,28 @@ class BlockRounds:
             if score_pdf.empty:
                 return pd.DataFrame({BLOCK: [], "is_old": [], "targets": [], "values": []})
             scores = _f64(score_pdf["scores"].iat[0])
-            blocks, kinds, targets, values = [int(score_pdf[BLOCK].iat[0])], [1], [None], [scores.tobytes()]
+            blocks, kinds = [int(score_pdf[BLOCK].iat[0])], [1]
+            targets: list[bytes | None] = [None]
+            values = [scores.tobytes()]
+            by_block: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
             columns = (share_pdf[DB], share_pdf["sources"], share_pdf["slots"], share_pdf["shares"],
                        share_pdf["targets"])
             for db, sources, slots, share, reached in zip(*columns, strict=True):
                 weights = scores[_i32(sources)] * _f64(share)
                 partial = np.bincount(_i32(slots), weights=weights, minlength=len(reached) // 4)
-                blocks.append(int(db))
+                by_block.setdefault(int(db), []).append((_i32(reached), partial))
+            # one sparse partial per destination block: the chunks' partials summed per target
+            for db, pieces in by_block.items():
+                if len(pieces) == 1:
+                    reached_all, summed = pieces[0]
+                else:
+                    reached_all, slot = np.unique(np.concatenate([t for t, _ in pieces]), return_inverse=True)
+                    summed = np.bincount(slot, weights=np.concatenate([v for _, v in pieces]),
+                                         minlength=len(reached_all))
+                blocks.append(db)
                 kinds.append(0)
-                targets.append(reached)
-                values.append(partial.tobytes())
+                targets.append(reached_all.astype(np.int32).tobytes())
+                values.append(summed.tobytes())
             return pd.DataFrame({BLOCK: blocks, "is_old": kinds, "targets": targets, "values": values})
 
         reward_column = "reward_first" if first else "reward_later"
