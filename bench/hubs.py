@@ -16,8 +16,10 @@ pruning, ``compress``) it prints seconds, peak resident memory of the whole loca
 Python workers, sampled every 0.2 s) and shuffle bytes written.  Then the largest array in any row
 of any table the lake holds (top-level array columns of every Delta table), and the seconds of a
 single-page compressed lookup of the hub's in-links and out-links in a fresh Python process
-(cold: no Spark, ``ConnectivityIndex.open`` then one query each), with the data files it read.
-It ends with ``max_row_entries=N`` and ``single_page_lookup_seconds=S``.
+(cold: no Spark, ``ConnectivityIndex.open`` then one query each), with the data files it read,
+and the wall seconds of ``linkgraph links --compressed out|in <hub URL>`` each in a fresh
+interpreter.  It ends with ``max_row_entries=N`` and ``single_page_lookup_seconds=S`` (the
+``out`` command's seconds).
 """
 
 from __future__ import annotations
@@ -114,6 +116,8 @@ print(json.dumps({"seconds": out_seconds, "in_seconds": time.monotonic() - start
                   "in_files": index.files_read[len(out_files):]}))
 """
 
+CLI = "import sys; from linkgraph.cli import main; sys.exit(main(sys.argv[1:]))"
+
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -185,8 +189,16 @@ def main(argv: list[str] | None = None) -> int:
         for direction in ("out", "in"):
             for path in answer[f"{direction}_files"]:
                 print(f"  {direction} read {path}")
+        cli_seconds = {}
+        for direction in ("out", "in"):   # the command itself, a fresh interpreter each (no Spark, no pyspark)
+            started = time.monotonic()
+            subprocess.run([sys.executable, "-c", CLI, "links", direction, hub_url, "--compressed", "--lake",
+                            str(lake_dir)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+            cli_seconds[direction] = time.monotonic() - started
+        print(f"linkgraph links --compressed out/in {hub_url} (fresh process, 1,000 URLs printed): "
+              f"{cli_seconds['out']:.3f} / {cli_seconds['in']:.3f} s", flush=True)
         print(f"max_row_entries={max(entries.values(), default=0)}")
-        print(f"single_page_lookup_seconds={answer['seconds']:.3f}")
+        print(f"single_page_lookup_seconds={cli_seconds['out']:.3f}")
     finally:
         spark.stop()
         if not args.workdir:

@@ -333,3 +333,105 @@ def test_blocks_cut_by_arcs_and_a_lookup_reads_one_block(spark, tmp_path):
     lazy = ConnectivityIndex.open(lake)
     assert lazy.in_links(9).tolist() == [0, 1, 3, 4] and lazy.in_links(2).tolist() == [5]
     assert lazy.in_links(15).tolist() == [] and lazy.out_degree(2) == 5
+
+
+LOOKUP_IN_A_FRESH_PROCESS = r"""
+import contextlib, io, json, sys
+import pyarrow.parquet as pq
+
+read = []
+
+class RecordingParquetFile(pq.ParquetFile):
+    def __init__(self, source, *args, **kwargs):
+        read.append(str(source))
+        super().__init__(source, *args, **kwargs)
+
+pq.ParquetFile = RecordingParquetFile
+from linkgraph.cli import main
+
+out = io.StringIO()
+with contextlib.redirect_stdout(out):
+    code = main(["links", *sys.argv[1:]])
+print(json.dumps({"code": code, "out": out.getvalue().split(), "files": read,
+                  "pyspark": sorted(m for m in sys.modules if m.split(".")[0] in ("pyspark", "py4j", "pandas"))}))
+"""
+
+
+def test_links_compressed_reads_one_block_per_direction_without_pyspark(spark, tmp_path):
+    """``linkgraph links --compressed`` in a fresh process: no pyspark, py4j or pandas module is imported;
+    the Parquet files read are pages files, then the one block file of the asked direction and the
+    one offsets file of that block (of 3 blocks per direction, 6 offsets files).  With deletion
+    vectors in ``pages`` (a deleted page's row still in its file) the answer is read without Spark too."""
+    import json
+    import subprocess
+    import sys
+
+    from linkgraph import schemas as S
+    from linkgraph.cli import main
+    from linkgraph.compress.pages import PageDirectory
+    from linkgraph.config import config_from_dict
+    from linkgraph.io.delta import Lake
+    from linkgraph.pipeline import compress_step
+
+    lake_dir = tmp_path / "lake"
+    config = config_from_dict({"lake": {"path": str(lake_dir)}, "compress": {"block_size": 4}})
+    lake = Lake(spark, config.lake)
+
+    def url(i: int) -> str:
+        return f"http://h{i // 4}.example.com/p{i}"
+
+    lake.overwrite(S.PAGES_TABLE, spark.createDataFrame(
+        [(i, url(i), f"h{i // 4}.example.com", "example.com", url(i), None, None) for i in range(12)], S.PAGES))
+    arcs = [(0, 5), (1, 5), (9, 5), (11, 5), (5, 0), (5, 10), (2, 3), (6, 7), (10, 11)]
+    lake.append(S.LINKS_TABLE, spark.createDataFrame([(s, d, None, None, None, None, None, None) for s, d in arcs],
+                                                     S.LINKS))
+    compress_step(spark, config)
+
+    def lookup(*args: str) -> dict:
+        done = subprocess.run([sys.executable, "-c", LOOKUP_IN_A_FRESH_PROCESS, *args, "--lake", str(lake_dir)],
+                              capture_output=True, text=True, check=True)
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    def tables(files: list[str]) -> list[str]:
+        return [Path(f).parent.name for f in files if Path(f).parent.name != S.PAGES_TABLE]
+
+    answer = lookup("in", url(5), "--compressed")
+    assert (answer["code"], answer["out"], answer["pyspark"]) == (0, [url(0), url(1), url(9), url(11)], [])
+    assert tables(answer["files"]) == [S.LINKS_COMPRESSED_REVERSE_TABLE, S.LINKS_COMPRESSED_OFFSETS_TABLE]
+    answer = lookup("out", url(5), "--compressed")
+    assert (answer["code"], answer["out"], answer["pyspark"]) == (0, [url(0), url(10)], [])
+    assert tables(answer["files"]) == [S.LINKS_COMPRESSED_FORWARD_TABLE, S.LINKS_COMPRESSED_OFFSETS_TABLE]
+    assert main(["links", "out", "http://nowhere.example.com/", "--compressed", "--lake", str(lake_dir)]) == 2
+
+    pages = lake.location(S.PAGES_TABLE)
+    spark.sql(f"ALTER TABLE delta.`{pages}` SET TBLPROPERTIES ('delta.enableDeletionVectors' = true)")
+    spark.sql(f"DELETE FROM delta.`{pages}` WHERE {S.PAGE_ID} = 1")
+    assert any('"deletionVector":{' in commit.read_text() for commit in (lake_dir / S.PAGES_TABLE / "_delta_log").glob("*.json"))
+    directory = PageDirectory(str(lake_dir))
+    with pytest.raises(LookupError, match="no page"):
+        directory.page_id(url(1))
+    assert directory.page_id(url(5)) == 5 and directory.urls([0, 1, 9]) == {0: url(0), 9: url(9)}
+    answer = lookup("in", url(5), "--compressed")
+    assert (answer["code"], answer["out"], answer["pyspark"]) == (0, [url(0), "None", url(9), url(11)], [])
+
+
+def test_arc_blocks_stay_bounded_around_adjacent_hubs(spark):
+    """block_max_arcs 4: every list of 4+ arcs (hubs of 9, 7, 12 and 4 arcs, two pairs of them
+    adjacent) is alone in its block, and every other block holds fewer than 2 × 4 arcs."""
+    from collections import defaultdict
+
+    from linkgraph import schemas as S
+    from linkgraph.compress.build import arcs_by_block
+
+    degrees = [1, 9, 7, 1, 1, 1, 1, 3, 3, 3, 2, 0, 12, 1, 4, 3, 3, 1, 2]
+    rows = [(s, 100 + k) for s, d in enumerate(degrees) for k in range(d)]
+    links = spark.createDataFrame(rows, f"{S.SRC_ID} long, {S.DST_ID} long")
+    blocks: dict[int, dict[int, int]] = defaultdict(lambda: defaultdict(int))
+    for r in arcs_by_block(links, S.FORWARD, 64, 4).collect():
+        blocks[r[S.BLOCK_ID]][r["node"]] += 1
+    hubs = {s for s, d in enumerate(degrees) if d >= 4}
+    assert hubs == {1, 2, 12, 14}
+    for nodes in blocks.values():
+        assert len(nodes) == 1 or (sum(nodes.values()) < 8 and not hubs & set(nodes)), dict(nodes)
+    assert sorted(n for nodes in blocks.values() for n in nodes) == [s for s, d in enumerate(degrees) if d]
+    assert sum(len(nodes) == 1 and next(iter(nodes)) in hubs for nodes in blocks.values()) == 4

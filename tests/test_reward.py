@@ -100,6 +100,63 @@ def test_hand_built_rounds_1_to_3_match_the_worked_values(four_pages):
             (before, sent, sent, forgotten, rewarded, after, largest), abs=1e-9, rel=0)
 
 
+def _dense_rounds(n, shares, sends, scores, reward_first, reward_later, params, rounds):
+    """The rounds of the module docstring with a dense numpy matrix (the per-link reference):
+    per round the scores and (before, sent, received, forgotten, rewarded, after, largest)."""
+    import numpy as np
+
+    alpha, beta = params.send_fraction, params.forget_rate
+    m = np.zeros((n, n))
+    for page, neighbour, share in shares:
+        m[neighbour, page] += share
+    s = np.asarray(scores, dtype=float)
+    out = []
+    for round_no in range(1, rounds + 1):
+        reward = np.asarray(reward_first if round_no == 1 else reward_later)
+        sent = np.where(sends, alpha * s, 0.0)
+        received = alpha * (m @ s)
+        kept = s - sent + received
+        new = (1 - beta) * kept + reward
+        out.append((new, (s.sum(), sent.sum(), received.sum(), (beta * kept).sum(), reward.sum(), new.sum(),
+                          np.abs(new - s).max())))
+        s = new
+    return out
+
+
+def test_block_rounds_equal_the_dense_product_on_a_random_graph(spark):
+    """Page ids that are not dense, several blocks (block_size 7 for 40 pages), weights 0/0.5/1,
+    pages without neighbours: the block rounds give the dense reference's scores and sums."""
+    import random
+
+    rng = random.Random(17)
+    n = 40
+    ids = [5 + 3 * i for i in range(n)]   # page id of vertex i, numbered 0..n-1 by the rounds
+    links = {(rng.randrange(n - 3), rng.randrange(n - 3)) for _ in range(150)}   # the last 3: no links
+    rows = [(ids[s], ids[d], rng.choice(["INTERNAL", "EXTERNAL", "NOFOLLOW"]), rng.choice(["CONTENT", "FOOTER"]))
+            for s, d in sorted(links)]
+    shares = R.neighbour_shares(R.link_weights(spark.createDataFrame(rows, LINK_COLUMNS), {"NOFOLLOW": 0.0},
+                                               {"FOOTER": 0.5}))
+    scores = [rng.uniform(0, 10) for _ in range(n)]
+    first, later = [rng.uniform(0, 5) for _ in range(n)], [rng.uniform(0, 5) for _ in range(n)]
+    pages = spark.createDataFrame([(p,) for p in ids], f"{S.PAGE_ID} long")
+    rewards = spark.createDataFrame(list(zip(ids, first, later, strict=True)), REWARDS)
+    start = spark.createDataFrame(list(zip(ids, scores, strict=True)), SCORES)
+    params = R.SpreadParams(send_fraction=0.3, forget_rate=0.1)
+    vertex = {p: i for i, p in enumerate(ids)}
+    share_rows = [(vertex[r[S.PAGE_ID]], vertex[r[R.NEIGHBOUR_ID]], r[R.SHARE]) for r in shares.collect()]
+    sends = [any(p == i for p, _, _ in share_rows) for i in range(n)]
+    expected = _dense_rounds(n, share_rows, sends, scores, first, later, params, 3)
+
+    final, history = R.run_rounds(start, R.round_vertices(pages, shares, rewards), shares, params, 3, block_size=7)
+    got = _scores(final)
+    assert sorted(got) == ids
+    for i, page in enumerate(ids):
+        assert got[page] == pytest.approx(expected[-1][0][i], abs=1e-12, rel=0), page
+    for stat, (_, sums) in zip(history, expected, strict=True):
+        assert (stat.total_score_before, stat.total_sent, stat.total_received, stat.total_forgotten,
+                stat.total_rewarded, stat.total_score, stat.largest_change) == pytest.approx(sums, abs=1e-12, rel=0)
+
+
 # --- rewards ----------------------------------------------------------------------------------------
 
 RULES = [TermRule(1.0, ["job", "jobs", "career", "hr", "human resources"]),

@@ -16,11 +16,11 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
+from linkgraph import names as N
 from linkgraph import paths
-from linkgraph import schemas as S
 from linkgraph.config import TINY_DATA_SPARK_CONF, Config, load_config
 from linkgraph.errors import ConflictRetriesExhausted, UnreadableDataError, UsageError
-from linkgraph.readers import FORMATS
+from linkgraph.names import INPUT_FORMATS as FORMATS  # = linkgraph.readers.FORMATS, without importing pyspark
 
 if TYPE_CHECKING:
     from linkgraph.steps.context import StepContext
@@ -257,28 +257,41 @@ def cmd_analyze(args: argparse.Namespace, config: Config) -> int:
     return 0
 
 
-def cmd_links(args: argparse.Namespace, config: Config) -> int:
-    from linkgraph.steps import lookup
+def _links_compressed_without_spark(args: argparse.Namespace, config: Config) -> list[Any] | None:
+    """``links --compressed`` read without Spark (``linkgraph.compress.pages``: no pyspark import,
+    one block per direction); None for a catalog lake, which Spark reads."""
+    if config.lake.schema is not None:
+        return None
+    from linkgraph.compress.pages import links_compressed
 
+    return links_compressed(config.lake.path, args.direction, args.url, args.limit + 1)
+
+
+def cmd_links(args: argparse.Namespace, config: Config) -> int:
     if args.limit <= 0:
         raise UsageError("--limit must be positive")
     if args.compressed and args.direction == "anchors":
         raise UsageError("--compressed answers out and in; anchors come from the anchor index")
     try:
-        ctx = _context(config)
-        rows: list[Any]
-        if args.compressed:
-            rows = lookup.links_compressed(ctx, args.direction, args.url, args.limit + 1)
-        else:
-            rows = lookup.links(ctx, args.direction, args.url).limit(args.limit + 1).collect()
+        rows: list[Any] | None = _links_compressed_without_spark(args, config) if args.compressed else None
+        if rows is None:
+            from linkgraph.steps import lookup
+
+            ctx = _context(config)
+            if args.compressed:
+                rows = lookup.links_compressed(ctx, args.direction, args.url, args.limit + 1)
+            else:
+                rows = lookup.links(ctx, args.direction, args.url).limit(args.limit + 1).collect()
     except LookupError as exc:
         raise UsageError(str(exc)) from None
     for row in rows[: args.limit]:
         if args.direction == "anchors":
+            from linkgraph import schemas as S
+
             context = f"\t{row[S.EXAMPLE_CONTEXT]}" if row[S.EXAMPLE_CONTEXT] else ""
             print(f"{row[S.LINKS_COUNT]}\t{row[S.LINKING_DOMAINS]}\t{row[S.ANCHOR]}{context}")
         else:
-            print(row[S.URL])
+            print(row[N.URL])
     if len(rows) > args.limit:
         print(f"... more than {args.limit} rows; raise --limit to see them", file=sys.stderr)
     return 0
@@ -309,8 +322,11 @@ def cmd_scores(args: argparse.Namespace, config: Config) -> int:
     return 0
 
 
-FRONTIER_EXPORT_COLUMNS = ("position", S.URL, S.PRIORITY, "priority_source", S.SEED_SCORE, S.SCOPE_SCORE, S.HOP_DEPTH,
-                           "domain_affinity", S.PAGE_ID, S.RUN_ID)
+def _frontier_export_columns() -> tuple[str, ...]:
+    from linkgraph import schemas as S
+
+    return ("position", S.URL, S.PRIORITY, "priority_source", S.SEED_SCORE, S.SCOPE_SCORE, S.HOP_DEPTH,
+            "domain_affinity", S.PAGE_ID, S.RUN_ID)
 
 
 def cmd_frontier(args: argparse.Namespace, config: Config) -> int:
@@ -329,12 +345,12 @@ def cmd_frontier(args: argparse.Namespace, config: Config) -> int:
     buffer = io.StringIO()
     out: TextIO = buffer if args.output else sys.stdout
     if args.format == "csv":
-        writer = csv.DictWriter(out, fieldnames=FRONTIER_EXPORT_COLUMNS, extrasaction="ignore")
+        writer = csv.DictWriter(out, fieldnames=_frontier_export_columns(), extrasaction="ignore")
         writer.writeheader()
         writer.writerows(rows)
     else:
         for row in rows:
-            out.write(json.dumps({c: row[c] for c in FRONTIER_EXPORT_COLUMNS}) + "\n")
+            out.write(json.dumps({c: row[c] for c in _frontier_export_columns()}) + "\n")
     if args.output:
         paths.write_text(ctx.spark, paths.to_uri(args.output), buffer.getvalue())
     return 0
@@ -393,12 +409,14 @@ def _run_plan(args: argparse.Namespace, config: Config) -> RunPlan:
     return RunPlan(input_path, fmt, sitemaps, seeds, on_sample=not args.input)
 
 
-RUN_TABLES = (S.PAGES_TABLE, S.LINKS_TABLE, S.REJECTS_TABLE, S.PAGERANK_TABLE, S.RANK_RUNS_TABLE)
-RUN_TABLES_AFTER_ANALYSIS = (
-    S.SITEMAPS_TABLE, S.PAGE_SIGNALS_TABLE, S.REWARD_SCORES_TABLE, S.REWARD_RUNS_TABLE, S.FEEDS_TABLE,
-    S.PRUNED_PAGES_TABLE, S.PAGE_FLAGS_TABLE, S.SEED_SCORES_TABLE, S.FRONTIER_TABLE,
-    S.LINKS_COMPRESSED_FORWARD_TABLE, S.LINKS_COMPRESSED_REVERSE_TABLE, S.LINKS_COMPRESSED_OFFSETS_TABLE,
-)
+def _run_tables(analysis_tables: tuple[str, ...]) -> tuple[str, ...]:
+    """The tables ``linkgraph run`` lists, in pipeline order."""
+    from linkgraph import schemas as S
+
+    return (S.PAGES_TABLE, S.LINKS_TABLE, S.REJECTS_TABLE, S.PAGERANK_TABLE, S.RANK_RUNS_TABLE, *analysis_tables,
+            S.SITEMAPS_TABLE, S.PAGE_SIGNALS_TABLE, S.REWARD_SCORES_TABLE, S.REWARD_RUNS_TABLE, S.FEEDS_TABLE,
+            S.PRUNED_PAGES_TABLE, S.PAGE_FLAGS_TABLE, S.SEED_SCORES_TABLE, S.FRONTIER_TABLE,
+            S.LINKS_COMPRESSED_FORWARD_TABLE, S.LINKS_COMPRESSED_REVERSE_TABLE, S.LINKS_COMPRESSED_OFFSETS_TABLE)
 
 
 def cmd_run(args: argparse.Namespace, config: Config) -> int:
@@ -418,7 +436,7 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
         if line is not None:
             print(line, flush=True)
     print(f"tables (run took {time.monotonic() - started:.1f}s):")
-    for table in (*RUN_TABLES, *ANALYSIS_TABLES, *RUN_TABLES_AFTER_ANALYSIS):
+    for table in _run_tables(tuple(ANALYSIS_TABLES)):
         if ctx.lake.exists(table):
             where = ctx.lake.location(table) if ctx.lake.uses_catalog else paths.display(ctx.lake.location(table))
             print(f"  {table:<25} {where}")

@@ -136,7 +136,7 @@ class RankConfig:
         if not 0 <= self.not_converged_exit_code <= 255:
             raise ConfigError(f"rank.not_converged_exit_code must be in 0..255 (a process exit status), "
                               f"got {self.not_converged_exit_code}")
-        from linkgraph.schemas import LINK_TYPES
+        from linkgraph.names import LINK_TYPES
 
         unknown = [t for t in self.exclude_link_types if t not in LINK_TYPES]
         if unknown:
@@ -362,7 +362,7 @@ class RewardConfig:
     in_run: str = "sample"
 
     def __post_init__(self) -> None:
-        from linkgraph.schemas import LINK_TYPES, POSITIONS
+        from linkgraph.names import LINK_TYPES, POSITIONS
 
         for name, known in (("link_type_weights", LINK_TYPES), ("position_weights", POSITIONS)):
             weights = {}

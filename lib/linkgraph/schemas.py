@@ -19,6 +19,34 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from linkgraph import names as _names
+
+# names code without pyspark needs too (linkgraph links --compressed): defined in linkgraph.names
+ARC_COUNT = _names.ARC_COUNT
+BIT_LENGTH = _names.BIT_LENGTH
+BLOCK_ID = _names.BLOCK_ID
+BLOCK_MAX_ARCS = _names.BLOCK_MAX_ARCS
+BLOCK_SIZE = _names.BLOCK_SIZE
+COMPRESSION_BUILD_COLUMNS = _names.COMPRESSION_BUILD_COLUMNS
+DATA = _names.DATA
+DIRECTION = _names.DIRECTION
+FIRST_ID = _names.FIRST_ID
+FORWARD = _names.FORWARD
+LINKS_COMPRESSED_FORWARD_TABLE = _names.LINKS_COMPRESSED_FORWARD_TABLE
+LINKS_COMPRESSED_OFFSETS_TABLE = _names.LINKS_COMPRESSED_OFFSETS_TABLE
+LINKS_COMPRESSED_REVERSE_TABLE = _names.LINKS_COMPRESSED_REVERSE_TABLE
+LINKS_VERSION = _names.LINKS_VERSION
+MAX_REF_COUNT = _names.MAX_REF_COUNT
+MIN_INTERVAL_LENGTH = _names.MIN_INTERVAL_LENGTH
+NODE_COUNT = _names.NODE_COUNT
+OFFSETS = _names.OFFSETS
+PAGES_TABLE = _names.PAGES_TABLE
+PAGE_ID = _names.PAGE_ID
+RESIDUAL_CODE = _names.RESIDUAL_CODE
+REVERSE = _names.REVERSE
+URL = _names.URL
+WINDOW_SIZE = _names.WINDOW_SIZE
+
 # --- edge record (crawler input) -------------------------------------------------------------
 FROM_URL = "from_url"
 TO_URL = "to_url"
@@ -30,8 +58,8 @@ POSITION = "position"
 DISCOVERED_AT = "discovered_at"
 LAST_SEEN_AT = "last_seen_at"
 
-LINK_TYPES = ("INTERNAL", "EXTERNAL", "NOFOLLOW", "UGC", "SPONSORED")
-POSITIONS = ("NAV", "CONTENT", "FOOTER", "SIDEBAR")
+LINK_TYPES = _names.LINK_TYPES
+POSITIONS = _names.POSITIONS
 
 REQUIRED_EDGE_COLUMNS = (FROM_URL, TO_URL)
 OPTIONAL_EDGE_COLUMNS = (ANCHOR_TEXT, CONTEXT_WINDOW, LINK_TYPE, REL, POSITION, DISCOVERED_AT, LAST_SEEN_AT)
@@ -56,8 +84,6 @@ RAW_EDGE_RECORD = StructType(
 )
 
 # --- pages -----------------------------------------------------------------------------------
-PAGE_ID = "page_id"
-URL = "url"
 HOST = "host"
 REGISTERED_DOMAIN = "registered_domain"
 URL_KEY = "url_key"
@@ -430,7 +456,6 @@ PAGE_FLAGS = StructType(
 )
 
 # Table names inside the lake.
-PAGES_TABLE = "pages"
 LINKS_TABLE = "links"
 REJECTS_TABLE = "rejects"
 PAGERANK_TABLE = "pagerank"
@@ -454,27 +479,6 @@ SEED_SCORES_TABLE = "seed_scores"
 FRONTIER_TABLE = "frontier"
 
 # --- compressed link storage (linkgraph compress; linkgraph.compress) --------------------------
-BLOCK_ID = "block_id"
-FIRST_ID = "first_id"
-NODE_COUNT = "node_count"
-ARC_COUNT = "arc_count"
-BIT_LENGTH = "bit_length"
-DATA = "data"
-OFFSETS = "offsets"
-DIRECTION = "direction"
-LINKS_VERSION = "links_version"
-BLOCK_SIZE = "block_size"
-WINDOW_SIZE = "window_size"
-MAX_REF_COUNT = "max_ref_count"
-MIN_INTERVAL_LENGTH = "min_interval_length"
-RESIDUAL_CODE = "residual_code"
-BLOCK_MAX_ARCS = "block_max_arcs"
-FORWARD = "forward"
-REVERSE = "reverse"
-
-# What a compressed table was built from and how: equal in every row of one build.
-COMPRESSION_BUILD_COLUMNS = (LINKS_VERSION, BLOCK_SIZE, WINDOW_SIZE, MAX_REF_COUNT, MIN_INTERVAL_LENGTH, RESIDUAL_CODE,
-                             BLOCK_MAX_ARCS)
 
 _COMPRESSION_BUILD_FIELDS = [
     StructField(LINKS_VERSION, LongType(), False),          # Delta version of `links` encoded
@@ -520,9 +524,6 @@ COMPRESSED_OFFSETS = StructType(
     ]
 )
 
-LINKS_COMPRESSED_FORWARD_TABLE = "links_compressed_forward"
-LINKS_COMPRESSED_REVERSE_TABLE = "links_compressed_reverse"
-LINKS_COMPRESSED_OFFSETS_TABLE = "links_compressed_offsets"
 
 # --- crawl inputs (WARC / WAT extraction, linkgraph.crawl) ------------------------------------
 ROW_KIND = "row_kind"

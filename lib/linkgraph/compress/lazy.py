@@ -14,12 +14,14 @@ files read so far.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlparse
 
 import numpy as np
 
-from linkgraph import schemas as S
+from linkgraph import names as S
 from linkgraph.compress import bits as B
 from linkgraph.compress.bv import BVParams
 from linkgraph.compress.graph import CompressedGraph
@@ -28,7 +30,7 @@ from linkgraph.errors import CompressedIndexError, CompressedTableMissing
 _EMPTY = np.empty(0, dtype=np.int64)
 
 
-class _DeltaFiles:
+class DeltaFiles:
     """The data files of one Delta table with their column statistics (from the log, no data read)."""
 
     def __init__(self, location: str):
@@ -41,12 +43,22 @@ class _DeltaFiles:
             raise CompressedTableMissing(f"table not found at {location}: run linkgraph compress") from None
         import pyarrow as pa
 
+        self.table = table
+        # rows may be deleted without rewriting their file, which a plain Parquet read would return
+        self.deletion_vectors = "deletionVectors" in (table.protocol().reader_features or [])
         self.root = table.table_uri.rstrip("/")
-        self.actions = pa.table(table.get_add_actions(flatten=True)).to_pydict()
-        self.paths: list[str] = self.actions["path"]
+        # columns converted one at a time, as asked for: a whole-table conversion imports pandas
+        # (for the timestamp columns), which a lookup does not need
+        self.actions = pa.RecordBatchReader.from_stream(table.get_add_actions(flatten=True)).read_all()
+        self.paths: list[str] = self.actions.column("path").to_pylist()
+        self._stats: dict[str, list] = {}
 
     def stat(self, kind: str, column: str) -> list:
-        return self.actions.get(f"{kind}.{column}") or [None] * len(self.paths)
+        name = f"{kind}.{column}"
+        if name not in self._stats:
+            present = name in self.actions.column_names
+            self._stats[name] = self.actions.column(name).to_pylist() if present else [None] * len(self.paths)
+        return self._stats[name]
 
     def uri(self, i: int) -> str:
         path = self.paths[i]
@@ -64,7 +76,41 @@ class _DeltaFiles:
                 if mins[i] is None or maxs[i] is None or (mins[i] <= high and maxs[i] >= low)]
 
 
-def _disjoint(files: _DeltaFiles, column: str, chosen: list[int]) -> bool:
+def read_rows(path: str, column: str, low, high, keep: Callable[[Any], bool] | None = None,
+              columns: list[str] | None = None) -> dict[str, list]:
+    """Rows of the Parquet file ``path`` whose ``column`` lies in [``low``, ``high``] (or, when
+    given, passes ``keep``, which must imply the range), as lists per column (``columns``,
+    default all).  Row groups whose statistics miss
+    the range are not read.  Plain ``ParquetFile`` reads and Python lists: ``pyarrow.dataset``
+    (``read_table`` with filters), ``pyarrow.compute`` and ``to_numpy`` import pandas, half a
+    second of a one-page lookup."""
+    import pyarrow.parquet as pq
+
+    parquet = pq.ParquetFile(path)
+    names = columns or parquet.schema_arrow.names
+    j = parquet.schema_arrow.get_field_index(column)
+    groups = []
+    for g in range(parquet.metadata.num_row_groups):
+        stats = parquet.metadata.row_group(g).column(j).statistics
+        if stats is None or not stats.has_min_max or (stats.min <= high and stats.max >= low):
+            groups.append(g)
+    rows: dict[str, list] = {name: [] for name in names}
+    if not groups:
+        return rows
+    table = parquet.read_row_groups(groups, columns=list(dict.fromkeys([*names, column])))
+    values = table.column(column).to_pylist()
+    if keep is None:
+        matches = [i for i, value in enumerate(values) if value is not None and low <= value <= high]
+    else:
+        matches = [i for i, value in enumerate(values) if value is not None and keep(value)]
+    for i in matches:
+        row = table.slice(i, 1).to_pydict()
+        for name in names:
+            rows[name].append(row[name][0])
+    return rows
+
+
+def _disjoint(files: DeltaFiles, column: str, chosen: list[int]) -> bool:
     mins, maxs = files.stat("min", column), files.stat("max", column)
     if any(mins[i] is None or maxs[i] is None for i in chosen):
         return False
@@ -77,15 +123,15 @@ class LazyConnectivityIndex:
 
     def __init__(self, forward: str, reverse: str, offsets: str):
         self._locations = {S.FORWARD: forward, S.REVERSE: reverse, S.OFFSETS: offsets}
-        self._logs: dict[str, _DeltaFiles] = {}
+        self._logs: dict[str, DeltaFiles] = {}
         self._blocks: dict[tuple[str, int], CompressedGraph] = {}
         self.files_read: list[str] = []
 
-    def _files(self, key: str) -> _DeltaFiles:
+    def _files(self, key: str) -> DeltaFiles:
         """A table's file list, its Delta log read on first use (an out-link lookup never reads
         the reverse table's log)."""
         if key not in self._logs:
-            self._logs[key] = _DeltaFiles(self._locations[key])
+            self._logs[key] = DeltaFiles(self._locations[key])
         return self._logs[key]
 
     @classmethod
@@ -118,11 +164,9 @@ class LazyConnectivityIndex:
         return _EMPTY if graph is None else graph.successors(page_id)
 
     # --- reading one block ---------------------------------------------------------------------
-    def _read(self, files: _DeltaFiles, i: int, filters: list[tuple]) -> dict:
-        import pyarrow.parquet as pq
-
+    def _read(self, files: DeltaFiles, i: int, column: str, low, high) -> dict:
         self.files_read.append(files.uri(i))
-        return pq.read_table(files.local(i), filters=filters).to_pydict()
+        return read_rows(files.local(i), column, low, high)
 
     def _block_row(self, direction: str, page_id: int) -> dict | None:
         """The row of the block whose id range may hold ``page_id``, or None."""
@@ -138,7 +182,7 @@ class LazyConnectivityIndex:
             chosen = [max(chosen, key=lambda i: mins[i])]
         best: dict | None = None
         for i in chosen:
-            rows = self._read(files, i, [(S.FIRST_ID, ">=", low), (S.FIRST_ID, "<=", page_id)])
+            rows = self._read(files, i, S.FIRST_ID, low, page_id)
             for j, first in enumerate(rows[S.FIRST_ID]):
                 if best is None or first > best[S.FIRST_ID]:
                     best = {c: rows[c][j] for c in rows}
@@ -151,9 +195,10 @@ class LazyConnectivityIndex:
         chosen = [i for i in files.candidates(S.BLOCK_ID, block_id, block_id)
                   if i in files.candidates(S.DIRECTION, direction, direction)]
         for i in chosen:
-            rows = self._read(files, i, [(S.DIRECTION, "=", direction), (S.BLOCK_ID, "=", block_id)])
-            if rows[S.BLOCK_ID]:
-                return {c: rows[c][0] for c in rows}
+            rows = self._read(files, i, S.BLOCK_ID, block_id, block_id)
+            for j, found in enumerate(rows[S.DIRECTION]):
+                if found == direction:
+                    return {c: rows[c][j] for c in rows}
         raise CompressedIndexError(f"no {direction} offsets for block {block_id}: run linkgraph compress again")
 
     def _graph(self, direction: str, page_id: int) -> CompressedGraph | None:

@@ -23,7 +23,8 @@ new-feed points for it in round 1; every other (page, feed) link earns the known
 every round, as does the discovering page from round 2 on.  So each page has two reward values,
 ``reward_first`` (round 1) and ``reward_later`` (rounds 2…K).
 
-Everything here is ``DataFrame -> DataFrame`` except ``run_rounds``, which iterates: each round is
+Everything here is ``DataFrame -> DataFrame`` except ``run_rounds``, which iterates over per-block
+score vectors (``linkgraph.rank.spread``, a sparse product, not a per-link join): each round is
 local-checkpointed (cutting the lineage) and one aggregate row of totals reaches the driver.
 """
 
@@ -33,12 +34,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from linkgraph import schemas as S
 from linkgraph.config import TermRule
+from linkgraph.rank.spread import BLOCK_SIZE, BlockRounds
+from linkgraph.rank.spread import TOTALS as BLOCK_TOTALS
 from linkgraph.rows import one_row
 
 WEIGHT = "weight"
@@ -49,8 +51,6 @@ FEED_FIRST, FEED_LATER = "feed_first", "feed_later"
 REWARD_FIRST, REWARD_LATER = "reward_first", "reward_later"
 SENDS = "sends"
 IS_NEW = "is_new"
-# per-page columns of a round (see the module docstring)
-OLD, SENT, RECEIVED, FORGOTTEN, REWARDED = "old_score", "sent", "received", "forgotten", "rewarded"
 
 # A term matches where no letter, digit or underscore touches it on either side (Java regex,
 # Unicode-aware case folding), so "hr" does not match inside "hrms" and "job" not inside "jobs".
@@ -261,52 +261,6 @@ def round_vertices(page_ids: DataFrame, shares: DataFrame, rewards: DataFrame | 
     )
 
 
-def spread_round(scores: DataFrame, vertices: DataFrame, shares: DataFrame, params: SpreadParams,
-                 round_no: int) -> DataFrame:
-    """One round (module docstring) from ``scores`` (page_id, score): (page_id, score, old_score,
-    sent, received, forgotten, rewarded).  Round 1 adds ``reward_first``, later rounds
-    ``reward_later``."""
-    alpha, beta = float(params.send_fraction), float(params.forget_rate)
-    received = (
-        shares.join(scores.select(S.PAGE_ID, S.SCORE), on=S.PAGE_ID, how="inner")
-        .groupBy(F.col(NEIGHBOUR_ID).alias(S.PAGE_ID))
-        .agg(F.sum(F.lit(alpha) * F.col(S.SCORE) * F.col(SHARE)).alias(RECEIVED))
-    )
-    reward = F.col(REWARD_FIRST) if round_no == 1 else F.col(REWARD_LATER)
-    step = (
-        scores.select(S.PAGE_ID, F.col(S.SCORE).alias(OLD))
-        .join(vertices, on=S.PAGE_ID, how="inner")
-        .join(received, on=S.PAGE_ID, how="left")
-        .select(
-            S.PAGE_ID, OLD,
-            F.when(F.col(SENDS), F.lit(alpha) * F.col(OLD)).otherwise(F.lit(0.0)).alias(SENT),
-            F.coalesce(RECEIVED, F.lit(0.0)).alias(RECEIVED),
-            reward.alias(REWARDED),
-        )
-        .withColumn("_kept", F.col(OLD) - F.col(SENT) + F.col(RECEIVED))
-    )
-    return step.select(
-        S.PAGE_ID,
-        ((1.0 - beta) * F.col("_kept") + F.col(REWARDED)).alias(S.SCORE),
-        OLD, SENT, RECEIVED,
-        (beta * F.col("_kept")).alias(FORGOTTEN),
-        REWARDED,
-    )
-
-
-def round_totals(step: DataFrame) -> DataFrame:
-    """One row of totals of a ``spread_round`` result (the ``RoundStat`` fields but round/seconds)."""
-    return step.agg(
-        F.sum(OLD).alias("total_score_before"),
-        F.sum(SENT).alias("total_sent"),
-        F.sum(RECEIVED).alias("total_received"),
-        F.sum(FORGOTTEN).alias("total_forgotten"),
-        F.sum(REWARDED).alias("total_rewarded"),
-        F.sum(S.SCORE).alias("total_score"),
-        F.max(F.abs(F.col(S.SCORE) - F.col(OLD))).alias("largest_change"),
-    )
-
-
 def run_rounds(
     scores: DataFrame,
     vertices: DataFrame,
@@ -315,30 +269,42 @@ def run_rounds(
     rounds: int,
     progress: Callable[[RoundStat], None] | None = None,
     first_round: int = 1,
+    block_size: int = BLOCK_SIZE,
 ) -> tuple[DataFrame, list[RoundStat]]:
     """Run ``rounds`` rounds numbered from ``first_round`` (round 1 adds ``reward_first``) from
     ``scores`` (page_id, score); returns the final (page_id, score) and the bookkeeping of each
-    round.  Each round is local-checkpointed, so the plan stays one round deep; the driver reads
-    one row of totals per round."""
-    shares = shares.persist(StorageLevel.MEMORY_AND_DISK)
-    vertices = vertices.persist(StorageLevel.MEMORY_AND_DISK)
+    round.
+
+    Rounds move per-block score vectors through a sparse product (``linkgraph.rank.spread``): the
+    shares are packed once into per-block arrays, and a round shuffles the B score blocks and the
+    sparse partials they send, never a row per link.  Each round's B rows are local-checkpointed,
+    so the plan stays one round deep; the driver reads one row of totals per round.  Pages are
+    those of both ``scores`` and ``vertices`` (the step passes the same pages to both).
+    """
     current = scores.select(S.PAGE_ID, F.col(S.SCORE).cast("double").alias(S.SCORE))
+    if rounds <= 0:
+        return current, []
+    alpha, beta = float(params.send_fraction), float(params.forget_rate)
+    packed = BlockRounds(current, vertices, shares, block_size=block_size)
     history: list[RoundStat] = []
     try:
         for round_no in range(first_round, first_round + rounds):
             started = time.monotonic()
-            step = spread_round(current, vertices, shares, params, round_no).localCheckpoint(eager=True)
-            totals = one_row(round_totals(step))
-            sums = {name: float(value or 0.0) for name, value in totals.asDict().items()}
+            if packed.n == 0:
+                sums = dict.fromkeys(BLOCK_TOTALS, 0.0)
+            else:
+                packed.state = packed.round(alpha, beta, first=round_no == 1).localCheckpoint(eager=True)
+                totals = one_row(packed.state.agg(
+                    *[(F.max if name == "largest_change" else F.sum)(name).alias(name) for name in BLOCK_TOTALS]))
+                sums = {name: float(value or 0.0) for name, value in totals.asDict().items()}
             stat = RoundStat(round=round_no, seconds=time.monotonic() - started, **sums)
             history.append(stat)
             if progress:
                 progress(stat)
-            current = step.select(S.PAGE_ID, S.SCORE)
+        final = packed.scores().localCheckpoint(eager=True)
     finally:
-        shares.unpersist()
-        vertices.unpersist()
-    return current, history
+        packed.release()
+    return final, history
 
 
 # --- pruning -----------------------------------------------------------------------------------------

@@ -1,0 +1,239 @@
+"""The reward rounds' sparse product: per-block score vectors, not per-link joins.
+
+Pages are numbered densely (``vertex_index``) and cut into blocks of ``block_size`` consecutive
+vertices.  The neighbour shares are packed once per run: one row per (source block, destination
+block, chunk of ``chunk_sources`` consecutive source pages) holding numpy arrays: the local
+source of every share, its share, and its slot among the distinct local destinations the row
+reaches (``targets``, sorted).  A row holds at most the shares of 2,048 pages into one block of
+65,536, so a hub's neighbour list is spread over the destination blocks, never one row of all of
+it.  The packed shares are cached and partitioned by source block.
+
+A round is two co-grouped ``applyInPandas`` passes over B (blocks) score rows:
+
+* ``spread``: each source block's scores ``s`` meet its share rows; each row yields the sparse
+  partial ``Σ s[src] · share`` per target (``np.bincount`` over the slots), the rows' partials
+  for one destination block are summed per target and sent there with the target list, once;
+  the block's old scores travel along;
+* ``combine``: a block sums the partials it receives into ``received`` (× α) and applies the
+  round (``sent``, ``kept``, forgetting, the round's reward) to the whole vector, with the block's
+  static columns (``sends``, ``reward_first``, ``reward_later``) packed once per run; it returns
+  the new vector and the block's sums for the round's bookkeeping.
+
+Bytes moved per round: the old scores (8 bytes a page) plus, per (source block, destination
+page reached), 12 bytes (an int32 target and a float64 partial): at most ``8·n + 12·min(E, B·n)``
+for E shares (two per linked page pair), and far less when links stay inside blocks.  The
+per-link join shuffled every share (page_id, neighbour_id, share: 24 bytes before row overhead)
+to meet its page's score, then the per-link products again before the sum, every round.  The
+driver reads one row of B-block sums a round.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.types import BinaryType, DoubleType, IntegerType, StructField, StructType
+
+from linkgraph import schemas as S
+from linkgraph.rank.graph import VERTEX, vertex_index
+
+BLOCK, SB, DB, CHUNK = "block", "sb", "db", "chunk"
+BLOCK_SIZE = 65_536
+CHUNK_SOURCES = 2_048
+
+SHARE_BLOCK = StructType(
+    [
+        StructField(SB, IntegerType(), False),
+        StructField(DB, IntegerType(), False),
+        StructField("sources", BinaryType(), False),   # int32 local source per share
+        StructField("slots", BinaryType(), False),     # int32 index into targets per share
+        StructField("shares", BinaryType(), False),    # float64 share per share
+        StructField("targets", BinaryType(), False),   # int32 sorted distinct local destinations
+    ]
+)
+STATIC_BLOCK = StructType(
+    [
+        StructField(BLOCK, IntegerType(), False),
+        StructField("sends", BinaryType(), False),         # bool[size]
+        StructField("reward_first", BinaryType(), False),  # float64[size]
+        StructField("reward_later", BinaryType(), False),  # float64[size]
+        StructField("scores", BinaryType(), False),        # float64[size]: the start scores
+    ]
+)
+PARTIAL = StructType(
+    [
+        StructField(BLOCK, IntegerType(), False),
+        StructField("is_old", IntegerType(), False),
+        StructField("targets", BinaryType(), True),   # int32 (None for the old scores)
+        StructField("values", BinaryType(), False),   # float64
+    ]
+)
+TOTALS = ("total_score_before", "total_sent", "total_received", "total_forgotten", "total_rewarded",
+          "total_score", "largest_change")
+SCORE_BLOCK = StructType(
+    [StructField(BLOCK, IntegerType(), False), StructField("scores", BinaryType(), False)]
+    + [StructField(name, DoubleType(), False) for name in TOTALS]
+)
+
+
+def _f64(buf: bytes) -> np.ndarray:
+    return np.frombuffer(buf, dtype=np.float64)
+
+
+def _i32(buf: bytes) -> np.ndarray:
+    return np.frombuffer(buf, dtype=np.int32)
+
+
+def _block_of(column: str, block_size: int):
+    return (F.col(column) / block_size).cast("int")
+
+
+def _local(column: str, block_size: int):
+    return (F.col(column) % block_size).cast("int")
+
+
+class BlockRounds:
+    """The packed run: ``index`` (page_id, vertex), ``static`` and ``shares`` blocks (cached),
+    ``state`` the current score blocks.  Pages are those of both ``scores`` and ``vertices``;
+    shares with an end outside them are left out (the reward step passes the same pages to both).
+    """
+
+    def __init__(self, scores: DataFrame, vertices: DataFrame, shares: DataFrame, block_size: int = BLOCK_SIZE,
+                 chunk_sources: int = CHUNK_SOURCES) -> None:
+        table = scores.select(S.PAGE_ID, F.col(S.SCORE).cast("double").alias(S.SCORE)).join(
+            vertices, on=S.PAGE_ID, how="inner")
+        index, n = vertex_index(table.select(S.PAGE_ID))
+        self.index = index.persist(StorageLevel.MEMORY_AND_DISK)
+        self.n, self.block_size = n, max(1, min(block_size, n))
+        self.n_blocks = -(-n // self.block_size)
+        spark = scores.sparkSession
+        self.partitions = max(1, min(self.n_blocks, int(spark.conf.get("spark.sql.shuffle.partitions") or 1)))
+        self._persisted: list[DataFrame] = [self.index]
+        self.static = self._keep(self._static_blocks(table.join(self.index, on=S.PAGE_ID, how="inner")))
+        self.shares = self._keep(self._share_blocks(shares, chunk_sources))
+        self.state = self.static.select(BLOCK, "scores")
+
+    def _keep(self, df: DataFrame) -> DataFrame:
+        df = df.persist(StorageLevel.MEMORY_AND_DISK)
+        self._persisted.append(df)
+        return df
+
+    def release(self) -> None:
+        for df in self._persisted:
+            df.unpersist()
+
+    def _static_blocks(self, table: DataFrame) -> DataFrame:
+        n, block_size = self.n, self.block_size
+        rows = table.select(
+            _block_of(VERTEX, block_size).alias(BLOCK), _local(VERTEX, block_size).alias("local"),
+            S.SCORE, F.col("sends").cast("boolean").alias("sends"), "reward_first", "reward_later")
+
+        def pack(pdf: pd.DataFrame) -> pd.DataFrame:
+            block = int(pdf[BLOCK].iat[0])
+            local = pdf["local"].to_numpy()
+            columns = {}
+            for name, dtype in (("sends", bool), ("reward_first", np.float64), ("reward_later", np.float64),
+                                ("scores", np.float64)):
+                values = np.zeros(max(0, min(block_size, n - block * block_size)), dtype=dtype)
+                values[local] = pdf[S.SCORE if name == "scores" else name].to_numpy(dtype=dtype)
+                columns[name] = [values.tobytes()]
+            return pd.DataFrame({BLOCK: [block], **columns})
+
+        return rows.groupBy(BLOCK).applyInPandas(pack, STATIC_BLOCK).repartition(self.partitions, BLOCK)
+
+    def _share_blocks(self, shares: DataFrame, chunk_sources: int) -> DataFrame:
+        block_size = self.block_size
+        src = self.index.select(F.col(S.PAGE_ID), F.col(VERTEX).alias("_src"))
+        dst = self.index.select(F.col(S.PAGE_ID).alias("neighbour_id"), F.col(VERTEX).alias("_dst"))
+        entries = shares.join(src, on=S.PAGE_ID, how="inner").join(dst, on="neighbour_id", how="inner").select(
+            _block_of("_src", block_size).alias(SB), _block_of("_dst", block_size).alias(DB),
+            _local("_src", block_size).alias("s"), _local("_dst", block_size).alias("d"), F.col("share"),
+        )
+        # a row holds the shares of at most chunk_sources consecutive source pages into one block
+        entries = entries.withColumn(CHUNK, (F.col("s") / chunk_sources).cast("int"))
+
+        def pack(pdf: pd.DataFrame) -> pd.DataFrame:
+            d = pdf["d"].to_numpy()
+            targets, slots = np.unique(d, return_inverse=True)
+            return pd.DataFrame({
+                SB: [int(pdf[SB].iat[0])], DB: [int(pdf[DB].iat[0])],
+                "sources": [pdf["s"].to_numpy().astype(np.int32).tobytes()],
+                "slots": [slots.astype(np.int32).tobytes()],
+                "shares": [pdf["share"].to_numpy().astype(np.float64).tobytes()],
+                "targets": [targets.astype(np.int32).tobytes()],
+            })
+
+        return entries.groupBy(SB, DB, CHUNK).applyInPandas(pack, SHARE_BLOCK).repartition(self.partitions, SB)
+
+    def round(self, alpha: float, beta: float, first: bool) -> DataFrame:
+        """The next state (score blocks with their round sums); not yet evaluated."""
+
+        def spread(key, share_pdf: pd.DataFrame, score_pdf: pd.DataFrame) -> pd.DataFrame:
+            if score_pdf.empty:
+                return pd.DataFrame({BLOCK: [], "is_old": [], "targets": [], "values": []})
+            scores = _f64(score_pdf["scores"].iat[0])
+            blocks, kinds = [int(score_pdf[BLOCK].iat[0])], [1]
+            targets: list[bytes | None] = [None]
+            values = [scores.tobytes()]
+            by_block: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
+            columns = (share_pdf[DB], share_pdf["sources"], share_pdf["slots"], share_pdf["shares"],
+                       share_pdf["targets"])
+            for db, sources, slots, share, reached in zip(*columns, strict=True):
+                weights = scores[_i32(sources)] * _f64(share)
+                partial = np.bincount(_i32(slots), weights=weights, minlength=len(reached) // 4)
+                by_block.setdefault(int(db), []).append((_i32(reached), partial))
+            # one sparse partial per destination block: the chunks' partials summed per target
+            for db, pieces in by_block.items():
+                if len(pieces) == 1:
+                    reached_all, summed = pieces[0]
+                else:
+                    reached_all, slot = np.unique(np.concatenate([t for t, _ in pieces]), return_inverse=True)
+                    summed = np.bincount(slot, weights=np.concatenate([v for _, v in pieces]),
+                                         minlength=len(reached_all))
+                blocks.append(db)
+                kinds.append(0)
+                targets.append(reached_all.astype(np.int32).tobytes())
+                values.append(summed.tobytes())
+            return pd.DataFrame({BLOCK: blocks, "is_old": kinds, "targets": targets, "values": values})
+
+        reward_column = "reward_first" if first else "reward_later"
+
+        def combine(key, parts: pd.DataFrame, static_pdf: pd.DataFrame) -> pd.DataFrame:
+            block = int(static_pdf[BLOCK].iat[0])
+            sends = np.frombuffer(static_pdf["sends"].iat[0], dtype=bool)
+            reward = _f64(static_pdf[reward_column].iat[0])
+            incoming = np.zeros(len(reward))
+            old = None
+            for is_old, reached, values in zip(parts["is_old"], parts["targets"], parts["values"], strict=True):
+                if is_old:
+                    old = _f64(values)
+                else:
+                    np.add.at(incoming, _i32(reached), _f64(values))
+            assert old is not None, "every block has its old scores among the parts"
+            sent = np.where(sends, alpha * old, 0.0)
+            received = alpha * incoming
+            kept = old - sent + received
+            new = (1.0 - beta) * kept + reward
+            sums = (old.sum(), sent.sum(), received.sum(), (beta * kept).sum(), reward.sum(), new.sum(),
+                    float(np.abs(new - old).max()) if len(new) else 0.0)
+            return pd.DataFrame({BLOCK: [block], "scores": [new.tobytes()],
+                                 **{name: [float(value)] for name, value in zip(TOTALS, sums, strict=True)}})
+
+        partials = self.shares.groupBy(SB).cogroup(self.state.groupBy(BLOCK)).applyInPandas(spread, PARTIAL)
+        return partials.groupBy(BLOCK).cogroup(self.static.groupBy(BLOCK)).applyInPandas(combine, SCORE_BLOCK)
+
+    def scores(self) -> DataFrame:
+        """(page_id, score) of the current state."""
+        block_size = self.block_size
+
+        def explode(batches):
+            for pdf in batches:
+                for block, buf in zip(pdf[BLOCK], pdf["scores"], strict=True):
+                    values = _f64(buf)
+                    vertex = np.arange(len(values), dtype=np.int64) + int(block) * block_size
+                    yield pd.DataFrame({VERTEX: vertex, S.SCORE: values})
+
+        exploded = self.state.select(BLOCK, "scores").mapInPandas(explode, f"{VERTEX} long, {S.SCORE} double")
+        return exploded.join(self.index, on=VERTEX, how="inner").select(S.PAGE_ID, S.SCORE)
