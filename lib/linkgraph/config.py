@@ -164,6 +164,8 @@ class AnalysisConfig:
     each sends the other at least ``syndication_min_links`` links.  ``authority_weight`` weights a
     domain-graph edge by ``linking_pages`` (distinct source pages) or ``links``.  A page is
     ``important`` when its rank exceeds mean + ``important_sigmas``·σ of its run.
+    A page (or domain) is ``spam_suspect`` when its relative spam mass exceeds
+    ``spam_mass_threshold`` and its PageRank is above the median (needs ``scores.trusted_seeds``).
     """
 
     anchor_cap: int = 50
@@ -175,6 +177,7 @@ class AnalysisConfig:
     authority_max_iter: int = 100
     important_sigmas: float = 2.0
     max_list_entries: int = DEFAULT_MAX_LIST_ENTRIES
+    spam_mass_threshold: float = 0.7
 
     def __post_init__(self) -> None:
         if self.anchor_cap <= 0:
@@ -188,6 +191,9 @@ class AnalysisConfig:
         if self.authority_weight not in ("linking_pages", "links"):
             raise ConfigError(
                 f"analysis.authority_weight must be linking_pages or links, got {self.authority_weight!r}")
+        if not self.spam_mass_threshold < 1.0:
+            raise ConfigError("analysis.spam_mass_threshold must be below 1 (relative spam mass is at most 1), "
+                              f"got {self.spam_mass_threshold}")
 
 
 @dataclass(frozen=True)
@@ -199,10 +205,13 @@ class ScoresConfig:
     at most ``max_depth`` (where ``depth_factor`` reaches 0, so no deeper page is in scope).
     ``scope_strategy``: ``linked_domains``, ``registered_domain`` or ``host``.  ``frontier_priority``:
     ``seed_score``, ``pagerank``, ``personalized_pagerank`` (vector ``frontier_vector`` of the
-    latest run) or ``reward``.
+    latest run) or ``reward``.  ``trusted_seeds``: URLs of trusted pages (canonicalised like
+    ``seeds``); a uniform ``linkgraph pagerank`` run then also computes the trust vector
+    (TrustRank) in the same pass, from which ``page_flags``/``domains`` get their spam mass.
     """
 
     seeds: list[str] = field(default_factory=list)
+    trusted_seeds: list[str] = field(default_factory=list)
     hop_limit: int = 50
     max_depth: int = 5
     weight_in_links: float = 0.3
@@ -234,6 +243,9 @@ class ScoresConfig:
             raise ConfigError("scores.external_authority_weight must be in [0, 1]")
         if not 0.0 <= self.unlisted_priority <= 1.0:
             raise ConfigError("scores.unlisted_priority must be in [0, 1]")
+        from linkgraph.urls import canonical_seed_urls
+
+        canonical_seed_urls(self.trusted_seeds, "scores.trusted_seeds")
 
     @property
     def weights(self) -> dict[str, float]:

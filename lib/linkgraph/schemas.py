@@ -412,6 +412,11 @@ ORPHAN = "orphan"
 LINK_FARM_DOMAIN = "link_farm_domain"
 LINK_FARM_TARGET = "link_farm_target"
 SYNDICATION_NETWORK = "syndication_network"
+# spam mass (TrustRank, Gyöngyi et al. 2004/2006): trust_rank is the core-based PageRank p' (teleport
+# 1/n on each trusted page), spam_mass = (rank - trust_rank) / rank, in [-inf, 1]
+TRUST_RANK = "trust_rank"
+SPAM_MASS = "spam_mass"
+SPAM_SUSPECT = "spam_suspect"
 
 PAGE_FLAGS = StructType(
     [
@@ -426,6 +431,21 @@ PAGE_FLAGS = StructType(
         StructField(LINK_FARM_DOMAIN, BooleanType(), False),
         StructField(LINK_FARM_TARGET, StringType(), True),
         StructField(SYNDICATION_NETWORK, StringType(), True),
+        StructField(TRUST_RANK, DoubleType(), True),         # null: the rank run had no trust vector
+        StructField(SPAM_MASS, DoubleType(), True),
+        StructField(SPAM_SUSPECT, BooleanType(), False),
+    ]
+)
+
+# The columns ``flags`` adds to ``domains`` when the rank run has a trust vector: sums of the
+# domain's pages' PageRank and trust rank, and the relative spam mass of those sums.
+DOMAIN_SPAM = StructType(
+    [
+        StructField(DOMAIN, StringType(), False),
+        StructField(RANK, DoubleType(), True),
+        StructField(TRUST_RANK, DoubleType(), True),
+        StructField(SPAM_MASS, DoubleType(), True),
+        StructField(SPAM_SUSPECT, BooleanType(), False),
     ]
 )
 
