@@ -35,7 +35,7 @@ from pyspark.sql import functions as F
 from linkgraph import schemas as S
 from linkgraph.config import ConfigError, config_from_dict
 from linkgraph.io.delta import Lake
-from linkgraph.pipeline import analyze_step, flags_step, ingest_step, pagerank_step
+from linkgraph.pipeline import flags_step, ingest_step, pagerank_step
 
 CORE = ["good.com/", "good.com/a", "good.com/b"]
 FARM = [f"spam.net/f{i}" for i in range(1, 7)]
@@ -86,10 +86,15 @@ def flagged(spark, tmp_path_factory):
                                "rank": {"tol": 1e-14, "max_iter": 1000},
                                "scores": {"trusted_seeds": ["http://good.com/", "HTTP://Good.com/a"]}})
     ingest_step(spark, config, str(path), "jsonl")
-    analyze_step(spark, config)
+    lake = Lake(spark, config.lake)
+    # what `flags` reads of the domain analysis (no link farm by the 90% rule, a domains table)
+    lake.overwrite(S.LINK_FARMS_TABLE, spark.createDataFrame([], S.LINK_FARMS), built_from="test")
+    lake.overwrite(S.DOMAINS_TABLE, spark.createDataFrame(
+        [("com.good", 3), ("org.news", 8), ("net.spam", 6), ("biz.target", 1)], "domain string, pages long"),
+        built_from="analysis inputs")
     rank_report = pagerank_step(spark, config)
     flags_report = flags_step(spark, config)
-    return Lake(spark, config.lake), rank_report, flags_report
+    return lake, rank_report, flags_report
 
 
 def test_trust_vector_is_computed_in_the_pagerank_pass(flagged):
@@ -135,7 +140,8 @@ def test_domains_gain_the_summed_spam_mass(flagged):
         assert domains[name][S.SPAM_MASS] == pytest.approx((p - t) / p, abs=1e-9)
     # domain PageRank sums: news 0.153, good 0.183, spam 0.352, target 0.312; median (2nd of 4) 0.183
     assert {name for name, row in domains.items() if row[S.SPAM_SUSPECT]} == {"net.spam", "biz.target"}
-    assert domains["com.good"]["pages"] == 3  # the analysis' columns stay
+    assert domains["com.good"]["pages"] == 3  # the analysis' columns and inputs stay
+    assert lake.built_from(S.DOMAINS_TABLE) == "analysis inputs"
 
 
 def test_spam_settings_are_validated_at_load():
