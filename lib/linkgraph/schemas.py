@@ -656,3 +656,62 @@ STEP_RUNS = StructType(
         StructField("inputs", StringType(), False),     # JSON: table -> Delta version read (null: absent)
     ]
 )
+
+# --- harmonic centrality and graph exports (issue 19: linkgraph centrality / export) ------------
+HARMONIC = "harmonic"
+PAGERANK_VALUE = "pagerank"
+PAGERANK_RANK = "pagerank_rank"
+ITERATIONS = "iterations"
+CENTRALITY_LEVELS = ("host", "domain", "page")
+HOST_CENTRALITY_TABLE = "host_centrality"
+DOMAIN_CENTRALITY_TABLE = "domain_centrality"
+PAGE_CENTRALITY_TABLE = "page_centrality"
+CENTRALITY_RUNS_TABLE = "centrality_runs"
+CENTRALITY_TABLES = {"host": HOST_CENTRALITY_TABLE, "domain": DOMAIN_CENTRALITY_TABLE, "page": PAGE_CENTRALITY_TABLE}
+
+
+def _centrality(name: StructField) -> StructType:
+    """One row per node: harmonic centrality (HyperBall estimate) and its rank (1 = most central),
+    the PageRank over the same graph and its rank, the run's iterations and id."""
+    return StructType(
+        [
+            name,
+            StructField(HARMONIC, DoubleType(), False),
+            StructField(RANK, LongType(), False),
+            StructField(PAGERANK_VALUE, DoubleType(), False),
+            StructField(PAGERANK_RANK, LongType(), False),
+            StructField(ITERATIONS, IntegerType(), False),
+            StructField(RUN_ID, StringType(), False),
+        ]
+    )
+
+
+HOST_CENTRALITY = _centrality(StructField(REV_HOST, StringType(), False))
+DOMAIN_CENTRALITY = _centrality(StructField(DOMAIN, StringType(), False))
+PAGE_CENTRALITY = _centrality(StructField(PAGE_ID, LongType(), False))
+CENTRALITY_SCHEMAS = {"host": HOST_CENTRALITY, "domain": DOMAIN_CENTRALITY, "page": PAGE_CENTRALITY}
+
+CENTRALITY_ITERATION = StructType(
+    [
+        StructField("iteration", IntegerType(), False),          # = the distance t whose ball was added
+        StructField("changed_counters", LongType(), False),
+        StructField("harmonic_added", DoubleType(), False),      # Σ over nodes of (|B(t)| - |B(t-1)|) / t
+        StructField("seconds", DoubleType(), False),
+    ]
+)
+
+CENTRALITY_RUNS = StructType(
+    [
+        StructField(RUN_ID, StringType(), False),
+        StructField("started_at", TimestampType(), False),
+        StructField("level", StringType(), False),
+        StructField("registers", IntegerType(), False),
+        StructField("relative_standard_error", DoubleType(), False),   # 1.04 / sqrt(registers)
+        StructField("nodes", LongType(), False),
+        StructField("arcs", LongType(), False),
+        StructField(ITERATIONS, IntegerType(), False),
+        StructField("converged", BooleanType(), False),                # no counter changed in the last one
+        StructField("seconds", DoubleType(), False),
+        StructField("history", ArrayType(CENTRALITY_ITERATION), False),
+    ]
+)
