@@ -158,3 +158,25 @@ def test_bad_arguments_exit_2_with_one_line(tmp_path, capsys, argv, fragment):
     assert main([*args, "--lake", str(tmp_path / "lake")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and fragment in err[0], err
+
+
+def test_explore_notebook_plots_pagerank_against_harmonic_centrality(exported, tmp_path, monkeypatch):
+    import runpy
+    import sys
+    from pathlib import Path
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    work, lake = exported
+    notebook = Path(__file__).resolve().parents[1] / "notebooks" / "02_explore_ranks.py"
+    figures = tmp_path / "figures"
+    monkeypatch.setattr(sys, "argv", [str(notebook), "--lake", str(work / "lake"), "--figures", str(figures),
+                                      "--top", "5"])
+    ns = runpy.run_path(str(notebook), run_name="__main__")
+    hosts = ns["hosts"]
+    best = lake.read(S.HOST_CENTRALITY_TABLE).orderBy(S.PAGERANK_RANK).first()
+    assert len(hosts) == 5 and hosts["host"].iloc[0] == best[S.REV_HOST]
+    assert hosts["pagerank"].is_monotonic_decreasing
+    data = (figures / "centrality_spam.png").read_bytes()
+    assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 5_000

@@ -7,21 +7,22 @@ The crawl (18 pages, every link followed):
   spam.net/f1 (the one path from the core into the farm);
 * the farm: spam.net/f1..f6 each link target.biz/, which links every farm page back.
 
-``scores.trusted_seeds`` = good.com/ and good.com/a (|T| = 2, n = 18).  Expected values, d = 0.85,
-from networkx (``pagerank(G)`` and ``pagerank(G, personalization={trusted: 1})`` scaled by |T|/n,
-tol 1e-15), also recomputed below by a dense linear solve of the engine's equation:
+``scores.trusted_seeds`` = good.com/ and good.com/a; ``analysis.good_fraction`` γ = 1, so
+trust_rank = the PageRank personalised on them.  Expected values, d = 0.85, from networkx
+(``pagerank(G)`` and ``pagerank(G, personalization={trusted: 1})``, tol 1e-15), also recomputed
+below by a dense linear solve of the engine's equation:
 
     page          PageRank p       trust_rank p'    spam_mass (p - p')/p
-    good.com/     0.068835146311   0.035010054450   0.491392750272
-    good.com/a    0.056871420743   0.031170282125   0.451916591536
-    news.org/x    0.017168619313   0.001204512588   0.929842198394
-    spam.net/f1   0.064760087323   0.000734056376   0.988664987858
-    spam.net/f2   0.057463424115   0.000222138526   0.996134262275
-    target.biz/   0.312463402186   0.001568036657   0.994981694989
+    good.com/     0.068835146311   0.315090490050   -3.577465247549
+    good.com/a    0.056871420743   0.280532539123   -3.932750676176
+    news.org/     0.032701066927   0.089275638848   -1.730052785340
+    news.org/x    0.017168619313   0.010840613289    0.368579785546
+    spam.net/f1   0.064760087323   0.006606507385    0.897984890721
+    spam.net/f2   0.057463424115   0.001999246738    0.965208360478
+    target.biz/   0.312463402186   0.014112329912    0.954835254903
 
 Median PageRank (percentile_approx, 9th of 18) = 0.056871420743 (good.com/a, /b).  Suspects (mass >
-0.7 and p > median): target.biz/ and spam.net/f1..f6; the core has mass < 0.7, news.org/x's mass is
-0.93 but its rank is below the median.
+0.7 and p > median): target.biz/ and spam.net/f1..f6; the core's mass is negative.
 """
 
 from __future__ import annotations
@@ -40,12 +41,13 @@ from linkgraph.pipeline import flags_step, ingest_step, pagerank_step
 CORE = ["good.com/", "good.com/a", "good.com/b"]
 FARM = [f"spam.net/f{i}" for i in range(1, 7)]
 EXPECTED = {  # page: (PageRank, trust_rank, spam_mass), see the module docstring
-    "good.com/": (0.068835146311, 0.035010054450, 0.491392750272),
-    "good.com/a": (0.056871420743, 0.031170282125, 0.451916591536),
-    "news.org/x": (0.017168619313, 0.001204512588, 0.929842198394),
-    "spam.net/f1": (0.064760087323, 0.000734056376, 0.988664987858),
-    "spam.net/f2": (0.057463424115, 0.000222138526, 0.996134262275),
-    "target.biz/": (0.312463402186, 0.001568036657, 0.994981694989),
+    "good.com/": (0.068835146311, 0.315090490050, -3.577465247549),
+    "good.com/a": (0.056871420743, 0.280532539123, -3.932750676176),
+    "news.org/": (0.032701066927, 0.089275638848, -1.730052785340),
+    "news.org/x": (0.017168619313, 0.010840613289, 0.368579785546),
+    "spam.net/f1": (0.064760087323, 0.006606507385, 0.897984890721),
+    "spam.net/f2": (0.057463424115, 0.001999246738, 0.965208360478),
+    "target.biz/": (0.312463402186, 0.014112329912, 0.954835254903),
 }
 
 
@@ -103,7 +105,7 @@ def test_trust_vector_is_computed_in_the_pagerank_pass(flagged):
     sums = {r[S.VECTOR_ID]: r["total"] for r in lake.read(S.PAGERANK_TABLE).groupBy(S.VECTOR_ID)
             .agg(F.sum(S.RANK).alias("total")).collect()}
     assert sums[0] == pytest.approx(1.0, abs=1e-12)
-    assert sums[1] == pytest.approx(2 / 18, abs=1e-12)  # the core-based PageRank sums to |T| / n
+    assert sums[1] == pytest.approx(1.0, abs=1e-12)
 
 
 def test_spam_mass_matches_the_worked_values(flagged):
@@ -115,7 +117,7 @@ def test_spam_mass_matches_the_worked_values(flagged):
         assert rows[page][S.TRUST_RANK] == pytest.approx(trust, abs=1e-9)
         assert rows[page][S.SPAM_MASS] == pytest.approx(mass, abs=1e-9)
     pr = exact(crawl(), {u: 1.0 for u in {x for e in crawl() for x in e}})
-    trust = {u: 2 / 18 * r for u, r in exact(crawl(), {"good.com/": 1.0, "good.com/a": 1.0}).items()}
+    trust = exact(crawl(), {"good.com/": 1.0, "good.com/a": 1.0})
     for page, row in rows.items():
         assert row[S.RANK] == pytest.approx(pr[page], abs=1e-9)
         assert row[S.TRUST_RANK] == pytest.approx(trust[page], abs=1e-9)
@@ -130,7 +132,7 @@ def test_domains_gain_the_summed_spam_mass(flagged):
     lake, _, _ = flagged
     domains = {r[S.DOMAIN]: r for r in lake.read(S.DOMAINS_TABLE).collect()}
     pr = exact(crawl(), {u: 1.0 for u in {x for e in crawl() for x in e}})
-    trust = {u: 2 / 18 * r for u, r in exact(crawl(), {"good.com/": 1.0, "good.com/a": 1.0}).items()}
+    trust = exact(crawl(), {"good.com/": 1.0, "good.com/a": 1.0})
     for name, host in (("com.good", "good.com"), ("org.news", "news.org"), ("net.spam", "spam.net"),
                        ("biz.target", "target.biz")):
         p = sum(v for u, v in pr.items() if u.startswith(host + "/"))
@@ -138,7 +140,8 @@ def test_domains_gain_the_summed_spam_mass(flagged):
         assert domains[name][S.RANK] == pytest.approx(p, abs=1e-9)
         assert domains[name][S.TRUST_RANK] == pytest.approx(t, abs=1e-9)
         assert domains[name][S.SPAM_MASS] == pytest.approx((p - t) / p, abs=1e-9)
-    # domain PageRank sums: news 0.153, good 0.183, spam 0.352, target 0.312; median (2nd of 4) 0.183
+    # domain sums (p, p'): news (0.153, 0.165), good (0.183, 0.804), target (0.312, 0.014), spam (0.352, 0.017);
+    # median of p (2nd of 4) 0.183: spam and target have mass 0.95 above it
     assert {name for name, row in domains.items() if row[S.SPAM_SUSPECT]} == {"net.spam", "biz.target"}
     assert domains["com.good"]["pages"] == 3  # the analysis' columns and inputs stay
     assert lake.built_from(S.DOMAINS_TABLE) == "analysis inputs"
@@ -149,3 +152,5 @@ def test_spam_settings_are_validated_at_load():
         config_from_dict({"scores": {"trusted_seeds": ["http://good.com/", "not a url"]}})
     with pytest.raises(ConfigError, match=r"analysis\.spam_mass_threshold"):
         config_from_dict({"analysis": {"spam_mass_threshold": 1.5}})
+    with pytest.raises(ConfigError, match=r"analysis\.good_fraction"):
+        config_from_dict({"analysis": {"good_fraction": 0}})

@@ -165,7 +165,8 @@ class AnalysisConfig:
     domain-graph edge by ``linking_pages`` (distinct source pages) or ``links``.  A page is
     ``important`` when its rank exceeds mean + ``important_sigmas``·σ of its run.
     A page (or domain) is ``spam_suspect`` when its relative spam mass exceeds
-    ``spam_mass_threshold`` and its PageRank is above the median (needs ``scores.trusted_seeds``).
+    ``spam_mass_threshold`` and its PageRank is above the median (needs ``scores.trusted_seeds``);
+    ``good_fraction`` (γ in (0, 1]) scales the trust vector into the core-based PageRank (``linkgraph.spam``).
     """
 
     anchor_cap: int = 50
@@ -178,6 +179,7 @@ class AnalysisConfig:
     important_sigmas: float = 2.0
     max_list_entries: int = DEFAULT_MAX_LIST_ENTRIES
     spam_mass_threshold: float = 0.7
+    good_fraction: float = 1.0
 
     def __post_init__(self) -> None:
         if self.anchor_cap <= 0:
@@ -194,6 +196,8 @@ class AnalysisConfig:
         if not self.spam_mass_threshold < 1.0:
             raise ConfigError("analysis.spam_mass_threshold must be below 1 (relative spam mass is at most 1), "
                               f"got {self.spam_mass_threshold}")
+        if not 0.0 < self.good_fraction <= 1.0:
+            raise ConfigError(f"analysis.good_fraction must be in (0, 1], got {self.good_fraction}")
 
 
 @dataclass(frozen=True)

@@ -412,8 +412,8 @@ ORPHAN = "orphan"
 LINK_FARM_DOMAIN = "link_farm_domain"
 LINK_FARM_TARGET = "link_farm_target"
 SYNDICATION_NETWORK = "syndication_network"
-# spam mass (TrustRank, Gyöngyi et al. 2004/2006): trust_rank is the core-based PageRank p' (teleport
-# 1/n on each trusted page), spam_mass = (rank - trust_rank) / rank, in [-inf, 1]
+# spam mass (TrustRank, Gyöngyi et al. 2004/2006; linkgraph.spam): trust_rank is the core-based PageRank
+# p' = good_fraction x PageRank personalised on the trusted pages, spam_mass = (rank - trust_rank) / rank <= 1
 TRUST_RANK = "trust_rank"
 SPAM_MASS = "spam_mass"
 SPAM_SUSPECT = "spam_suspect"

@@ -1,18 +1,20 @@
 """Spam mass from a trusted core (Gyöngyi, Garcia-Molina, Pedersen 2004; Gyöngyi et al. 2006).
 
 A uniform rank run with ``scores.trusted_seeds`` computes, in the same engine pass, vector 0 = the
-PageRank ``p`` (teleport 1/n on every page) and vector 1 = the core-based PageRank ``p'`` (teleport
-1/n on each of the |T| trusted pages, nothing elsewhere).  The engine normalises every teleport
-vector to sum 1, so it returns ``PPR_T``, and ``p' = (|T| / n) · PPR_T`` is what the ``pagerank``
-table stores as vector 1 (its ranks sum to |T|/n, not 1).  Then, per page,
+PageRank ``p`` (teleport 1/n on every page) and vector 1 = ``t``, the PageRank personalised on
+the |T| trusted pages (teleport 1/|T| on each, nothing elsewhere; TrustRank).  Both sum to 1 (the
+``pagerank`` table stores them as they are).  The core-based PageRank is ``p' = γ · t`` with γ =
+``analysis.good_fraction``, the share of all good pages the core stands for (Gyöngyi et al. 2006,
+§4.3, scale the core's random jump to γ; with γ = 1, the default, the core stands for the whole
+good web).  Then, per page,
 
     trust_rank = p',   spam_mass = (p − p') / p   ∈ [−∞, 1]
 
-1 means no rank at all comes from the trusted core; 0 means all of it does (as much as the same
-page would get under uniform PageRank); negative values are pages the core favours (the core
-itself and its close neighbours).  ``spam_suspect``: ``spam_mass`` > threshold and ``p`` above the
-median of ``p`` (the paper's recipe: mass is only meaningful for pages with non-trivial rank); the
-median is ``percentile_approx`` (a value of the data; "above" is strict).
+1 means no rank at all comes from the trusted core; 0 means the core accounts for all of it;
+negative values are pages the core favours more than the uniform walk does (the core itself and
+its close neighbours).  ``spam_suspect``: ``spam_mass`` > ``analysis.spam_mass_threshold`` and
+``p`` above the median of ``p`` (the paper's recipe: mass is only meaningful for pages with
+non-trivial rank); the median is ``percentile_approx`` (a value of the data; "above" is strict).
 
 Per domain: ``rank`` = Σ p and ``trust_rank`` = Σ p' over the domain's pages, ``spam_mass`` =
 (Σ p − Σ p') / Σ p, and ``spam_suspect`` the same rule over domains (median of the domains' Σ p).
@@ -47,11 +49,11 @@ def suspects(rows: DataFrame, key: str, threshold: float) -> DataFrame:
     )
 
 
-def page_spam(ranks: DataFrame, trust: DataFrame, threshold: float) -> DataFrame:
+def page_spam(ranks: DataFrame, trust: DataFrame, threshold: float, good_fraction: float = 1.0) -> DataFrame:
     """(page_id, rank, trust_rank, spam_mass, spam_suspect) from the run's vector 0 ``ranks`` and
-    vector 1 ``trust`` (both page_id, rank)."""
+    vector 1 ``trust`` (both page_id, rank); ``trust_rank`` = ``good_fraction`` · trust."""
     rows = ranks.select(S.PAGE_ID, S.RANK).join(
-        trust.select(S.PAGE_ID, F.col(S.RANK).alias(S.TRUST_RANK)), on=S.PAGE_ID, how="left"
+        trust.select(S.PAGE_ID, (F.col(S.RANK) * F.lit(good_fraction)).alias(S.TRUST_RANK)), on=S.PAGE_ID, how="left"
     ).fillna(0.0, subset=[S.TRUST_RANK])
     return suspects(rows, S.PAGE_ID, threshold)
 

@@ -223,6 +223,30 @@ def edge_blocks(edges: DataFrame, n: int, block_size: int, partitions: int) -> D
     return keyed.groupBy(SB, DB).applyInPandas(pack, EDGE_BLOCK).repartition(partitions, SB)
 
 
+def _combiner(m: int, t: int) -> Callable:
+    """The merge of step ``t``'s partial counters into their destination block (a cogroup function)."""
+
+    def combine(key, parts: pd.DataFrame, state_pdf: pd.DataFrame) -> pd.DataFrame:
+        s = state_pdf.iloc[0]
+        regs = np.frombuffer(s["registers"], dtype=np.uint8).reshape(-1, m).copy()
+        harmonic = np.frombuffer(s["harmonic"], dtype=np.float64).copy()
+        if len(parts):
+            rows = np.concatenate([np.frombuffer(r, dtype=np.int64) for r in parts["rows"]])
+            incoming = np.concatenate([np.frombuffer(r, dtype=np.uint8).reshape(-1, m)
+                                       for r in parts["registers"]])
+            before = regs.copy()
+            changed = merge(regs, rows, incoming)
+            added = (estimate(regs[changed]) - estimate(before[changed])) / t
+            harmonic[changed] += added
+        else:
+            changed, added = np.zeros(regs.shape[0], dtype=bool), np.zeros(0)
+        return pd.DataFrame([(int(s[BLOCK]), regs.tobytes(), changed.tobytes(), harmonic.tobytes(),
+                              int(changed.sum()), float(added.sum()))],
+                            columns=[f.name for f in STATE.fields])
+
+    return combine
+
+
 class HyperBall:
     def __init__(self, spark: SparkSession, registers: int, block_max_nodes: int, max_iter: int = 1000,
                  single_task: bool = True, checkpoint_every: int = 5, partitions: int | None = None):
@@ -328,25 +352,7 @@ class HyperBall:
 
             partials = packed.groupBy(SB).cogroup(state.groupBy(BLOCK)).applyInPandas(send, PARTIAL)
 
-            def combine(key, parts: pd.DataFrame, state_pdf: pd.DataFrame, t: int = t) -> pd.DataFrame:
-                s = state_pdf.iloc[0]
-                regs = np.frombuffer(s["registers"], dtype=np.uint8).reshape(-1, m).copy()
-                harmonic = np.frombuffer(s["harmonic"], dtype=np.float64).copy()
-                if len(parts):
-                    rows = np.concatenate([np.frombuffer(r, dtype=np.int64) for r in parts["rows"]])
-                    incoming = np.concatenate([np.frombuffer(r, dtype=np.uint8).reshape(-1, m)
-                                               for r in parts["registers"]])
-                    before = regs.copy()
-                    changed = merge(regs, rows, incoming)
-                    added = (estimate(regs[changed]) - estimate(before[changed])) / t
-                    harmonic[changed] += added
-                else:
-                    changed, added = np.zeros(regs.shape[0], dtype=bool), np.zeros(0)
-                return pd.DataFrame([(int(s[BLOCK]), regs.tobytes(), changed.tobytes(), harmonic.tobytes(),
-                                      int(changed.sum()), float(added.sum()))],
-                                    columns=[f.name for f in STATE.fields])
-
-            new_state = partials.groupBy(BLOCK).cogroup(state.groupBy(BLOCK)).applyInPandas(combine, STATE)
+            new_state = partials.groupBy(BLOCK).cogroup(state.groupBy(BLOCK)).applyInPandas(_combiner(m, t), STATE)
             new_state = new_state.repartition(partitions, BLOCK)
             new_state = (new_state.localCheckpoint(eager=True) if t % self.checkpoint_every == 0
                          else new_state.persist(StorageLevel.MEMORY_AND_DISK))

@@ -83,6 +83,7 @@ def flags_inputs(lake: Lake, config: Config, rank_run_id: str) -> str:
     inputs.update({S.PAGERANK_TABLE: rank_run_id, "important_sigmas": config.analysis.important_sigmas,
                    "exclude_link_types": list(config.rank.exclude_link_types)})
     inputs["spam_mass_threshold"] = config.analysis.spam_mass_threshold
+    inputs["good_fraction"] = config.analysis.good_fraction
     return json.dumps(inputs, sort_keys=True)
 
 
@@ -108,7 +109,7 @@ def run(ctx: StepContext) -> FlagsReport:
     spam = None
     if has_trust_vector(lake, rank_run_id):
         trust = lake.read(S.PAGERANK_TABLE).where(F.col(S.VECTOR_ID) == 1)
-        spam = SP.page_spam(ranks, trust, config.analysis.spam_mass_threshold)
+        spam = SP.page_spam(ranks, trust, config.analysis.spam_mass_threshold, config.analysis.good_fraction)
     replace_run(lake, S.PAGE_FLAGS_TABLE, SP.with_page_spam(flags, spam), rank_run_id, built_from=inputs)
     if spam is not None:
         _write_domain_spam(lake, config, lake.read(S.PAGE_FLAGS_TABLE).where(F.col(S.RUN_ID) == rank_run_id), pages)

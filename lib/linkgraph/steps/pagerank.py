@@ -3,8 +3,8 @@ writes ``pagerank`` (overwrite) and ``rank_runs`` (append).  Config ``rank`` giv
 damping, tolerance, cap and checkpointing.
 
 A uniform run with ``scores.trusted_seeds`` (fast engine) computes two vectors in one pass:
-vector 0 the PageRank, vector 1 the core-based PageRank of the trusted pages, stored scaled by
-|T|/n (``linkgraph.spam``)."""
+vector 0 the PageRank, vector 1 the PageRank personalised on the trusted pages (TrustRank; both
+sum to 1; ``linkgraph.spam``)."""
 
 from __future__ import annotations
 
@@ -92,9 +92,8 @@ def run(ctx: StepContext, personalization: PersonalizationSpec | None = None,
     graph.n_edges = graph.edges.count()
     teleport, n_vectors = teleport_vectors(lake, graph, pages, links, personalization)
     trusted = _trusted_seeds(ctx, personalization)
-    trust_scale = None
     if trusted:
-        teleport, n_vectors, trust_scale = trust_teleport(graph, pages, trusted)
+        teleport, n_vectors = trust_teleport(graph, pages, trusted)
     params = RankParams(
         damping=rc.damping, tol=rc.tol, max_iter=rc.max_iter, blocks=rc.blocks,
         block_max_vertices=rc.block_max_vertices, checkpoint_every=rc.checkpoint_every, single_task=rc.single_task,
@@ -103,7 +102,7 @@ def run(ctx: StepContext, personalization: PersonalizationSpec | None = None,
            tuple(trusted))
     run_key = hashlib.sha256(repr(key).encode()).hexdigest()[:16]
     initial = _warm_start(lake, graph) if warm_start else None
-    result = _rank(ctx, graph, params, teleport, n_vectors, initial, run_key, trust_scale)
+    result = _rank(ctx, graph, params, teleport, n_vectors, initial, run_key)
     report = RankRunReport(ctx.run_id, rc.engine, result.iterations, result.converged, n_vectors, graph.n,
                            graph.n_edges, result.history[-1].l1 if result.history else None, ctx.elapsed(),
                            result.resumed_from)
@@ -152,9 +151,8 @@ def _trusted_seeds(ctx: StepContext, personalization: PersonalizationSpec) -> li
     return sorted({str(c.url) for c in canonical_seed_urls(list(seeds), "scores.trusted_seeds")})
 
 
-def trust_teleport(graph: RankGraph, pages: DataFrame, trusted: list[str]) -> tuple[DataFrame, int, float]:
-    """(teleport vectors persisted: 0 uniform over all pages, 1 uniform over the trusted pages; 2;
-    |T|/n, the factor that turns the normalised trust vector into the core-based PageRank)."""
+def trust_teleport(graph: RankGraph, pages: DataFrame, trusted: list[str]) -> tuple[DataFrame, int]:
+    """(teleport vectors persisted: 0 uniform over all pages, 1 uniform over the trusted pages; 2)."""
     uniform = graph.page_vertices.select(F.lit(0).alias(S.VECTOR_ID), F.col(VERTEX).cast("long"),
                                          F.lit(1.0 / graph.n).alias("weight"))
     trust = T.from_seed_urls(graph.page_vertices, pages, [trusted]).withColumn(S.VECTOR_ID, F.lit(1))
@@ -164,7 +162,7 @@ def trust_teleport(graph: RankGraph, pages: DataFrame, trusted: list[str]) -> tu
         teleport.unpersist()
         raise EmptyTeleportError(f"scores.trusted_seeds: no trusted seed is a page of the lake: {', '.join(trusted)}")
     log.info("pagerank: trust vector over %d trusted pages", core)
-    return teleport, 2, core / graph.n
+    return teleport, 2
 
 
 def _warm_start(lake: Lake, graph: RankGraph) -> DataFrame | None:
@@ -183,7 +181,7 @@ def _log_iteration(stat: IterationStat) -> None:
 
 
 def _rank(ctx: StepContext, graph: RankGraph, params: RankParams, teleport: DataFrame | None, n_vectors: int,
-          initial: DataFrame | None, run_key: str, trust_scale: float | None = None) -> RankResult:
+          initial: DataFrame | None, run_key: str) -> RankResult:
     """Run the configured engine and replace ``pagerank`` with its ranks."""
     engine, lake = ctx.config.rank.engine, ctx.lake
     state = DeltaStateStore(lake, S.RANK_STATE_TABLE, run_key) if engine == "fast" else None
@@ -197,11 +195,7 @@ def _rank(ctx: StepContext, graph: RankGraph, params: RankParams, teleport: Data
     else:
         result = graphframes_pagerank(graph, params, teleport, progress=_log_iteration)
     pages = lake.read(S.PAGES_TABLE)
-    ranks = result.ranks
-    if trust_scale is not None:
-        ranks = ranks.withColumn(S.RANK, F.when(F.col(S.VECTOR_ID) == 1, F.col(S.RANK) * F.lit(trust_scale))
-                                 .otherwise(F.col(S.RANK)))
-    lake.overwrite(S.PAGERANK_TABLE, page_ranks(ranks, graph.page_vertices, pages, ctx.run_id))
+    lake.overwrite(S.PAGERANK_TABLE, page_ranks(result.ranks, graph.page_vertices, pages, ctx.run_id))
     if state is not None:
         state.clear()
     return result
