@@ -134,6 +134,8 @@ def top_hosts(host_centrality: DataFrame, page_flags: DataFrame, pages: DataFram
     top = host_centrality.orderBy(F.col(S.PAGERANK_RANK), F.col(S.REV_HOST)).limit(n)
     host_of = pages.where(F.col(S.HOST).isNotNull()).select(
         S.PAGE_ID, F.array_join(F.reverse(F.split(F.lower(F.col(S.HOST)), r"\.")), ".").alias(S.REV_HOST))
+    if S.TRUST_RANK not in page_flags.columns:  # flags written before spam mass existed
+        page_flags = page_flags.withColumn(S.TRUST_RANK, F.lit(None).cast("double"))
     spam = (page_flags.where(F.col(S.TRUST_RANK).isNotNull()).join(host_of, on=S.PAGE_ID, how="inner")
             .groupBy(S.REV_HOST).agg(((F.sum(S.RANK) - F.sum(S.TRUST_RANK)) / F.sum(S.RANK)).alias(S.SPAM_MASS)))
     return (

@@ -82,9 +82,7 @@ def run(ctx: StepContext, level: str, fmt: str, output: str) -> ExportReport:
     try:
         report.arcs = edges.count()
         if fmt == "ccgraph":
-            _write_text(ctx, edges.repartition(1).sortWithinPartitions(SRC, DST)
-                        .select(F.concat_ws("\t", F.col(SRC).cast("string"), F.col(DST).cast("string"))),
-                        f"{output}/{EDGES_FILE}")
+            _write_text(ctx, edge_lines(edges), f"{output}/{EDGES_FILE}")
             report.files.append(EDGES_FILE)
         else:
             write_webgraph(ctx, edges, graph.n, f"{output}/{level}")
@@ -102,29 +100,38 @@ def run(ctx: StepContext, level: str, fmt: str, output: str) -> ExportReport:
 
 
 def vertex_lines(graph: LevelGraph) -> DataFrame:
-    """``id<TAB>name[<TAB>hosts]`` lines in id order (one partition)."""
+    """(id, line ``id<TAB>name[<TAB>hosts]``)."""
     columns = [F.col(NODE_ID).cast("string"), F.col(NAME)]
     if "hosts" in graph.vertices.columns:
         columns.append(F.col("hosts").cast("string"))
-    return graph.vertices.repartition(1).sortWithinPartitions(NODE_ID).select(F.concat_ws("\t", *columns))
+    return graph.vertices.select(F.col(NODE_ID).cast("long").alias("_k1"), F.lit(0).cast("long").alias("_k2"),
+                                 F.concat_ws("\t", *columns).alias("value"))
+
+
+def edge_lines(edges: DataFrame) -> DataFrame:
+    """(src, dst, line ``src<TAB>dst``)."""
+    return edges.select(F.col(SRC).cast("long").alias("_k1"), F.col(DST).cast("long").alias("_k2"),
+                        F.concat_ws("\t", F.col(SRC).cast("string"), F.col(DST).cast("string")).alias("value"))
 
 
 def rank_lines(centrality: DataFrame, level: str) -> DataFrame:
-    """Common Crawl rank-file lines (no header) from a centrality table, best harmonic first."""
+    """(harmonic position, line): Common Crawl rank-file lines (no header) of a centrality table."""
     name = S.REV_HOST if level == "host" else S.DOMAIN
-    return centrality.repartition(1).sortWithinPartitions(S.RANK).select(F.concat_ws(
+    return centrality.select(F.col(S.RANK).cast("long").alias("_k1"), F.lit(0).cast("long").alias("_k2"), F.concat_ws(
         "\t", F.col(S.RANK).cast("string"), F.format_string("%.17g", F.col(S.HARMONIC)),
-        F.col(S.PAGERANK_RANK).cast("string"), F.format_string("%.17g", F.col(S.PAGERANK_VALUE)), F.col(name)))
+        F.col(S.PAGERANK_RANK).cast("string"), F.format_string("%.17g", F.col(S.PAGERANK_VALUE)), F.col(name),
+    ).alias("value"))
 
 
 def _write_text(ctx: StepContext, lines: DataFrame, target: str, header: str | None = None) -> None:
-    """One gzip text file from a one-column, one-partition DataFrame of lines."""
+    """One gzip text file of ``lines`` (_k1, _k2, value) in key order, ``header`` first: one
+    partition sorted by the keys, written by one task, renamed into place."""
     if header is not None:
-        first = ctx.spark.createDataFrame([(0, header)], "_o int, value string")
-        lines = first.unionByName(lines.select(F.lit(1).alias("_o"), F.col(lines.columns[0]).alias("value")))
-        lines = lines.repartition(1).sortWithinPartitions("_o").select("value")
+        first = ctx.spark.createDataFrame([(-1, -1, header)], "_k1 long, _k2 long, value string")
+        lines = first.unionByName(lines)
     tmp = target + ".parts"
-    lines.toDF("value").write.mode("overwrite").option("compression", "gzip").text(tmp)
+    (lines.repartition(1).sortWithinPartitions("_k1", "_k2").select("value")
+     .write.mode("overwrite").option("compression", "gzip").text(tmp))
     paths.move_single_part(ctx.spark, tmp, target)
 
 

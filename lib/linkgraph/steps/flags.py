@@ -40,7 +40,7 @@ class FlagsReport(Report):
     orphan: int = 0
     link_farm: int = 0
     syndication: int = 0
-    spam_suspect: int = 0
+    spam_suspect: int | None = None   # None: the rank run has no trust vector
     seconds: float = 0.0
 
     @property
@@ -54,7 +54,8 @@ class FlagsReport(Report):
             return f"flags: page_flags of rank run {self.rank_run} already built from these inputs; nothing written"
         return (f"flags: page_flags of rank run {self.rank_run}: pages={self.pages} important={self.important} "
                 f"orphan={self.orphan} link_farm={self.link_farm} syndication={self.syndication} "
-                f"spam_suspect={self.spam_suspect} in {self.seconds:.1f}s")
+                + ("" if self.spam_suspect is None else f"spam_suspect={self.spam_suspect} ")
+                + f"in {self.seconds:.1f}s")
 
 
 def has_trust_vector(lake: Lake, rank_run_id: str) -> bool:
@@ -116,8 +117,8 @@ def run(ctx: StepContext) -> FlagsReport:
     counts = one_row(lake.read(S.PAGE_FLAGS_TABLE).where(F.col(S.RUN_ID) == rank_run_id).agg(
         F.count(F.lit(1)), F.count_if(S.IMPORTANT), F.count_if(S.ORPHAN), F.count_if(S.LINK_FARM_DOMAIN),
         F.count_if(F.col(S.SYNDICATION_NETWORK).isNotNull()), F.count_if(S.SPAM_SUSPECT)))
-    (report.pages, report.important, report.orphan, report.link_farm, report.syndication,
-     report.spam_suspect) = (int(c) for c in counts)
+    report.pages, report.important, report.orphan, report.link_farm, report.syndication = (int(c) for c in counts[:5])
+    report.spam_suspect = int(counts[5]) if spam is not None else None
     report.seconds = ctx.elapsed()
     log.info(report.summary())
     return report
