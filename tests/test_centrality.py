@@ -55,12 +55,13 @@ def test_hyperball_in_memory_matches_exact_harmonic_centrality(n, m):
 
 
 def test_hyperball_block_exchange_matches_exact_harmonic_centrality(spark):
-    """The distributed path: 4 blocks of 25 nodes, counters exchanged sparsely between them."""
-    n, m = 100, 256
-    graph = nx.gnm_random_graph(n, 250, directed=True, seed=3)
+    """The distributed path: 3 blocks of 20 nodes, counters exchanged sparsely between them (the
+    graph's longest shortest path is 6, so 7 iterations)."""
+    n, m = 60, 256
+    graph = nx.gnm_random_graph(n, 300, directed=True, seed=3)
     edges = spark.createDataFrame([(int(a), int(b)) for a, b in graph.edges()], "src long, dst long")
-    result = HyperBall(spark, m, block_max_nodes=25, single_task=False, checkpoint_every=3).run(edges, n)
-    assert result.converged and result.history[-1].changed == 0
+    result = HyperBall(spark, m, block_max_nodes=20, single_task=False, checkpoint_every=3).run(edges, n)
+    assert result.converged and result.history[-1].changed == 0 and result.iterations == 7
     values = {r["node"]: r["harmonic"] for r in result.harmonic.collect()}
     estimated = np.array([values[i] for i in range(n)])
     _check(estimated, graph, m)
