@@ -132,18 +132,24 @@ def estimate(regs: np.ndarray) -> np.ndarray:
 
 # --- kernels ----------------------------------------------------------------------------------
 
+SPREAD_CHUNK_BYTES = 1 << 26   # gathered registers per chunk of arcs (64 MiB)
+
+
 def spread(indptr: np.ndarray, indices: np.ndarray, regs: np.ndarray, changed: np.ndarray
            ) -> tuple[np.ndarray, np.ndarray]:
-    """(destination rows, their register-wise max over the *changed* sources linking them)."""
+    """(destination rows, their register-wise max over the *changed* sources linking them).
+    Arcs are taken in chunks of whole destinations, so at most about ``SPREAD_CHUNK_BYTES`` of
+    gathered registers are in memory at once."""
+    m = regs.shape[1]
+    empty = np.zeros(0, dtype=np.int64), np.zeros((0, m), dtype=np.uint8)
     sources = np.flatnonzero(changed)
     if len(sources) == 0:
-        return np.zeros(0, dtype=np.int64), np.zeros((0, regs.shape[1]), dtype=np.uint8)
-    starts, ends = indptr[sources], indptr[sources + 1]
-    counts = ends - starts
+        return empty
+    starts, counts = indptr[sources], indptr[sources + 1] - indptr[sources]
     keep = counts > 0
     sources, starts, counts = sources[keep], starts[keep], counts[keep]
     if len(sources) == 0:
-        return np.zeros(0, dtype=np.int64), np.zeros((0, regs.shape[1]), dtype=np.uint8)
+        return empty
     total = int(counts.sum())
     offsets = np.repeat(starts - np.concatenate(([0], np.cumsum(counts)[:-1])), counts) + np.arange(total)
     dst = indices[offsets].astype(np.int64)
@@ -151,7 +157,18 @@ def spread(indptr: np.ndarray, indices: np.ndarray, regs: np.ndarray, changed: n
     order = np.argsort(dst, kind="stable")
     dst, src = dst[order], src[order]
     rows, first = np.unique(dst, return_index=True)
-    return rows, np.maximum.reduceat(regs[src], first, axis=0)
+    bounds = np.append(first, total)
+    out = np.empty((len(rows), m), dtype=np.uint8)
+    per_chunk = max(1, SPREAD_CHUNK_BYTES // m)
+    r = 0
+    while r < len(rows):
+        # whole destinations rows[r:e], about per_chunk arcs (at least one destination)
+        e = max(r + 1, int(np.searchsorted(bounds, bounds[r] + per_chunk, side="right")) - 1)
+        e = min(e, len(rows))
+        lo, hi = int(bounds[r]), int(bounds[e])
+        out[r:e] = np.maximum.reduceat(regs[src[lo:hi]], bounds[r:e] - lo, axis=0)
+        r = e
+    return rows, out
 
 
 def merge(regs: np.ndarray, rows: np.ndarray, incoming: np.ndarray) -> np.ndarray:
