@@ -4,7 +4,9 @@
 # MAGIC
 # MAGIC The rank distribution (log-log), how the last rank run converged, the top pages and the top
 # MAGIC domains by authority, read from the lake's `pagerank`, `rank_runs`, `domain_authority` and
-# MAGIC `domains` tables (`linkgraph pagerank` and `linkgraph analyze` write them).
+# MAGIC `domains` tables (`linkgraph pagerank` and `linkgraph analyze` write them), and, once
+# MAGIC `linkgraph centrality --level host` has run, PageRank against harmonic centrality and the
+# MAGIC spam mass of the top hosts (`host_centrality`, `page_flags`).
 # MAGIC Elsewhere than Databricks: `python notebooks/02_explore_ranks.py --lake lake`.
 
 # COMMAND ----------
@@ -88,4 +90,23 @@ display(domains)
 fig = plots.top_bar_figure(domains, "domain", "authority_score", f"Top {top} domains by authority (0-10 score)",
                            xlabel="authority score")
 print(save_figure(fig, figures, "top_domains"))
+display(fig)
+
+# COMMAND ----------
+
+# MAGIC %md ## Top hosts: PageRank against harmonic centrality, and spam mass
+# MAGIC Harmonic centrality (HyperBall) rewards hosts that many hosts reach in few steps; PageRank also
+# MAGIC rewards link-farm structures.  Spam mass (with `scores.trusted_seeds`) is the share of a host's
+# MAGIC PageRank that does not come from the trusted core.  The PNG is saved once the lake has
+# MAGIC `host_centrality`.
+
+# COMMAND ----------
+
+host_centrality = lake.read_or_empty(S.HOST_CENTRALITY_TABLE, S.HOST_CENTRALITY)
+page_flags = lake.read_or_empty(S.PAGE_FLAGS_TABLE, S.PAGE_FLAGS)
+hosts = explore.top_hosts(host_centrality, page_flags, lake.read_or_empty(S.PAGES_TABLE, S.PAGES), n=top).toPandas()
+display(hosts)
+fig = plots.centrality_spam_figure(hosts)
+if not hosts.empty:
+    print(save_figure(fig, figures, "centrality_spam"))
 display(fig)

@@ -142,6 +142,21 @@ def build_parser() -> argparse.ArgumentParser:
     compress = sub.add_parser(
         "compress", help="Boldi-Vigna compressed forward and reverse link graphs of the lake's links")
     _common(compress)
+
+    centrality = sub.add_parser("centrality", help="harmonic centrality (HyperBall) and PageRank of the host, "
+                                                   "domain or page graph into <level>_centrality")
+    centrality.add_argument("--level", required=True, choices=S.CENTRALITY_LEVELS)
+    centrality.add_argument("--registers", type=int, metavar="M",
+                            help="HyperLogLog registers per counter, a power of 2 in 16..65536 "
+                                 "(default: centrality.registers, 256)")
+    _common(centrality)
+
+    export = sub.add_parser("export", help="the host or domain graph in Common Crawl's layout or as a BVGraph, "
+                                           "with a Common Crawl rank file")
+    export.add_argument("--level", required=True, choices=("host", "domain"))
+    export.add_argument("--format", required=True, choices=("ccgraph", "webgraph"))
+    export.add_argument("--output", required=True, metavar="DIR", help="directory to write (created if missing)")
+    _common(export)
     return parser
 
 
@@ -450,10 +465,31 @@ def cmd_compress(args: argparse.Namespace, config: Config) -> int:
     return 0
 
 
+def cmd_export(args: argparse.Namespace, config: Config) -> int:
+    from linkgraph.steps import export
+
+    local = paths.local_path(paths.to_uri(args.output))
+    if local is not None and Path(local).is_file():
+        raise UsageError(f"--output {args.output} is a file; give a directory")
+    print(export.run(_context(config), args.level, args.format, paths.to_uri(args.output)).summary())
+    return 0
+
+
+def cmd_centrality(args: argparse.Namespace, config: Config) -> int:
+    from linkgraph.steps import centrality
+
+    if args.registers is not None:
+        config = dataclasses.replace(config, centrality=dataclasses.replace(config.centrality,
+                                                                            registers=args.registers))
+    print(centrality.run(_context(config), args.level).summary())
+    return 0
+
+
 COMMANDS = {
     "ingest": cmd_ingest, "ingest-sitemaps": cmd_ingest_sitemaps, "import-authority": cmd_import_authority,
     "pagerank": cmd_pagerank, "analyze": cmd_analyze, "links": cmd_links, "scores": cmd_scores,
     "frontier": cmd_frontier, "compress": cmd_compress, "reward": cmd_reward, "run": cmd_run,
+    "export": cmd_export, "centrality": cmd_centrality,
 }
 
 

@@ -167,6 +167,9 @@ class AnalysisConfig:
     each sends the other at least ``syndication_min_links`` links.  ``authority_weight`` weights a
     domain-graph edge by ``linking_pages`` (distinct source pages) or ``links``.  A page is
     ``important`` when its rank exceeds mean + ``important_sigmas``·σ of its run.
+    A page (or domain) is ``spam_suspect`` when its relative spam mass exceeds
+    ``spam_mass_threshold`` and its PageRank is above the median (needs ``scores.trusted_seeds``);
+    ``good_fraction`` (γ in (0, 1]) scales the trust vector into the core-based PageRank (``linkgraph.spam``).
     """
 
     anchor_cap: int = 50
@@ -178,6 +181,8 @@ class AnalysisConfig:
     authority_max_iter: int = 100
     important_sigmas: float = 2.0
     max_list_entries: int = DEFAULT_MAX_LIST_ENTRIES
+    spam_mass_threshold: float = 0.7
+    good_fraction: float = 1.0
 
     def __post_init__(self) -> None:
         if self.anchor_cap <= 0:
@@ -191,6 +196,11 @@ class AnalysisConfig:
         if self.authority_weight not in ("linking_pages", "links"):
             raise ConfigError(
                 f"analysis.authority_weight must be linking_pages or links, got {self.authority_weight!r}")
+        if not self.spam_mass_threshold < 1.0:
+            raise ConfigError("analysis.spam_mass_threshold must be below 1 (relative spam mass is at most 1), "
+                              f"got {self.spam_mass_threshold}")
+        if not 0.0 < self.good_fraction <= 1.0:
+            raise ConfigError(f"analysis.good_fraction must be in (0, 1], got {self.good_fraction}")
 
 
 @dataclass(frozen=True)
@@ -202,10 +212,13 @@ class ScoresConfig:
     at most ``max_depth`` (where ``depth_factor`` reaches 0, so no deeper page is in scope).
     ``scope_strategy``: ``linked_domains``, ``registered_domain`` or ``host``.  ``frontier_priority``:
     ``seed_score``, ``pagerank``, ``personalized_pagerank`` (vector ``frontier_vector`` of the
-    latest run) or ``reward``.
+    latest run) or ``reward``.  ``trusted_seeds``: URLs of trusted pages (canonicalised like
+    ``seeds``); a uniform ``linkgraph pagerank`` run then also computes the trust vector
+    (TrustRank) in the same pass, from which ``page_flags``/``domains`` get their spam mass.
     """
 
     seeds: list[str] = field(default_factory=list)
+    trusted_seeds: list[str] = field(default_factory=list)
     hop_limit: int = 50
     max_depth: int = 5
     weight_in_links: float = 0.3
@@ -237,6 +250,9 @@ class ScoresConfig:
             raise ConfigError("scores.external_authority_weight must be in [0, 1]")
         if not 0.0 <= self.unlisted_priority <= 1.0:
             raise ConfigError("scores.unlisted_priority must be in [0, 1]")
+        from linkgraph.urls import canonical_seed_urls
+
+        canonical_seed_urls(self.trusted_seeds, "scores.trusted_seeds")
 
     @property
     def weights(self) -> dict[str, float]:
@@ -426,6 +442,33 @@ class ReliabilityConfig:
 
 
 @dataclass(frozen=True)
+class CentralityConfig:
+    """Harmonic centrality with HyperBall (``linkgraph centrality``).
+
+    ``registers``: HyperLogLog registers per counter (a power of 2, 16..65536); the relative
+    standard error of each ball-size estimate is 1.04/sqrt(registers) (6.5% at 256, 3.3% at 1024).
+    ``block_max_nodes``: nodes per block (counters of a block live in one task); a graph of one
+    block is iterated inside one task when ``single_task``.  ``max_iter`` caps the iterations
+    (HyperBall stops by itself when no counter changes, after about the graph's diameter).
+    ``checkpoint_every``: iterations between lineage cuts of the block state.
+    """
+
+    registers: int = 256
+    block_max_nodes: int = 1_000_000
+    single_task: bool = True
+    max_iter: int = 1000
+    checkpoint_every: int = 5
+
+    def __post_init__(self) -> None:
+        if self.registers < 16 or self.registers > 65536 or self.registers & (self.registers - 1):
+            raise ConfigError(f"centrality.registers must be a power of 2 in 16..65536, got {self.registers}")
+        if self.block_max_nodes <= 0 or self.max_iter <= 0:
+            raise ConfigError("centrality.block_max_nodes and centrality.max_iter must be positive")
+        if self.checkpoint_every <= 0:
+            raise ConfigError(f"centrality.checkpoint_every must be positive, got {self.checkpoint_every}")
+
+
+@dataclass(frozen=True)
 class Config:
     spark: SparkConfig = field(default_factory=SparkConfig)
     lake: LakeConfig = field(default_factory=LakeConfig)
@@ -437,6 +480,7 @@ class Config:
     crawl: CrawlConfig = field(default_factory=CrawlConfig)
     reward: RewardConfig = field(default_factory=RewardConfig)
     reliability: ReliabilityConfig = field(default_factory=ReliabilityConfig)
+    centrality: CentralityConfig = field(default_factory=CentralityConfig)
 
     def with_lake_path(self, path: str | None) -> Config:
         if path is None:

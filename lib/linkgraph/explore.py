@@ -124,3 +124,22 @@ def domain_subgraph(domain_links: DataFrame, domains: DataFrame) -> DataFrame:
 def rejects_by_reason(rejects: DataFrame) -> DataFrame:
     """``reason``, ``records``: how many stored rejects carry each reason code, most first."""
     return rejects.groupBy(S.REASON).agg(F.count(F.lit(1)).alias("records")).orderBy(F.col("records").desc(), S.REASON)
+
+
+def top_hosts(host_centrality: DataFrame, page_flags: DataFrame, pages: DataFrame, n: int = 20) -> DataFrame:
+    """The ``n`` hosts of highest PageRank over the host graph (``linkgraph centrality``) with their
+    harmonic centrality and, where the latest flags have a trust vector, the host's relative spam
+    mass (Σ PageRank − Σ trust rank) / Σ PageRank over its pages: ``host``, ``pagerank``,
+    ``harmonic``, ``rank`` (harmonic position), ``spam_mass`` (null without trust)."""
+    top = host_centrality.orderBy(F.col(S.PAGERANK_RANK), F.col(S.REV_HOST)).limit(n)
+    host_of = pages.where(F.col(S.HOST).isNotNull()).select(
+        S.PAGE_ID, F.array_join(F.reverse(F.split(F.lower(F.col(S.HOST)), r"\.")), ".").alias(S.REV_HOST))
+    if S.TRUST_RANK not in page_flags.columns:  # flags written before spam mass existed
+        page_flags = page_flags.withColumn(S.TRUST_RANK, F.lit(None).cast("double"))
+    spam = (page_flags.where(F.col(S.TRUST_RANK).isNotNull()).join(host_of, on=S.PAGE_ID, how="inner")
+            .groupBy(S.REV_HOST).agg(((F.sum(S.RANK) - F.sum(S.TRUST_RANK)) / F.sum(S.RANK)).alias(S.SPAM_MASS)))
+    return (
+        top.join(spam, on=S.REV_HOST, how="left")
+        .orderBy(F.col(S.PAGERANK_RANK), F.col(S.REV_HOST))
+        .select(S.REV_HOST, S.PAGERANK_VALUE, S.HARMONIC, S.RANK, S.SPAM_MASS)
+    )

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
@@ -184,3 +185,34 @@ def write_text(spark: SparkSession | None, path: str, text: str) -> None:
         stream.write(bytearray(text.encode("utf-8")))
     finally:
         stream.close()
+
+
+def make_directory(spark: SparkSession | None, path: str) -> None:
+    """Create directory ``path`` (and its parents) if missing."""
+    local = local_path(path)
+    if local is not None:
+        os.makedirs(local, exist_ok=True)
+        return
+    hadoop_path, fs = _hadoop_path(spark, path)
+    fs.mkdirs(hadoop_path)
+
+
+def move_single_part(spark: SparkSession | None, directory: str, target: str) -> None:
+    """Move the one ``part-*`` file Spark wrote into ``directory`` to ``target`` (replacing it),
+    then delete ``directory``."""
+    local, local_target = local_path(directory), local_path(target)
+    if local is not None and local_target is not None:
+        parts = [name for name in sorted(os.listdir(local)) if name.startswith("part-")]
+        if len(parts) != 1:
+            raise PathNotFound(f"{directory}: expected one part file, found {len(parts)}")
+        os.replace(os.path.join(local, parts[0]), local_target)
+        shutil.rmtree(local)
+        return
+    hadoop_dir, fs = _hadoop_path(spark, directory)
+    parts = [s.getPath() for s in fs.listStatus(hadoop_dir) if s.getPath().getName().startswith("part-")]
+    if len(parts) != 1:
+        raise PathNotFound(f"{directory}: expected one part file, found {len(parts)}")
+    hadoop_target, _ = _hadoop_path(spark, target)
+    fs.delete(hadoop_target, False)
+    fs.rename(parts[0], hadoop_target)
+    fs.delete(hadoop_dir, True)

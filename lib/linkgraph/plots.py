@@ -134,3 +134,41 @@ def domain_subgraph_figure(nodes: pd.DataFrame, edges: pd.DataFrame,
     ax.text(0.99, 0.01, f"{len(edges)} domain links (arrow width ~ log links)", ha="right", fontsize=8,
             transform=ax.transAxes)
     return fig
+
+
+def centrality_spam_figure(hosts: pd.DataFrame, title: str = "Top hosts: PageRank, harmonic centrality, spam mass"
+                           ) -> Figure:
+    """From ``explore.top_hosts``: left, PageRank against harmonic centrality (log-log, each host
+    labelled, coloured by spam mass where known); right, each host's relative spam mass (bars;
+    none drawn without a trust vector)."""
+    fig, (scatter_ax, mass_ax) = _figure(13, 6, ncols=2)
+    fig.suptitle(title)
+    if hosts.empty:
+        _say_empty(scatter_ax, "no host centrality (run linkgraph centrality --level host)")
+        _say_empty(mass_ax, "no host centrality")
+        return fig
+    mass = hosts["spam_mass"].astype("float64")
+    known = mass.notna()
+    colours = np.where(known, mass.fillna(0.0).clip(-1.0, 1.0), 0.0)
+    points = scatter_ax.scatter(hosts["harmonic"], hosts["pagerank"], c=colours, cmap="coolwarm", vmin=-1, vmax=1,
+                                s=50, edgecolors="black", linewidths=0.4)
+    for row in hosts.itertuples(index=False):
+        scatter_ax.annotate(str(row.host), (row.harmonic, row.pagerank), fontsize=7, xytext=(3, 3),
+                            textcoords="offset points")
+    if (hosts["harmonic"] > 0).all() and (hosts["pagerank"] > 0).all():
+        scatter_ax.set_xscale("log")
+        scatter_ax.set_yscale("log")
+    scatter_ax.set_xlabel("harmonic centrality (HyperBall)")
+    scatter_ax.set_ylabel("PageRank (host graph)")
+    scatter_ax.grid(True, which="both", alpha=0.3)
+    fig.colorbar(points, ax=scatter_ax, label="relative spam mass (grey: no trust vector)" if not known.all()
+                 else "relative spam mass")
+    if not known.any():
+        _say_empty(mass_ax, "no spam mass: set scores.trusted_seeds and rerun linkgraph pagerank")
+        return fig
+    positions = np.arange(len(hosts))[::-1]
+    mass_ax.barh(positions, mass.fillna(0.0), color=np.where(mass.fillna(0.0) > 0.7, "#d62728", "#1f77b4"))
+    mass_ax.set_yticks(positions, [str(h) for h in hosts["host"]], fontsize=7)
+    mass_ax.axvline(0.0, color="grey", linewidth=0.8)
+    mass_ax.set_xlabel("relative spam mass (PR − trust PR) / PR")
+    return fig

@@ -438,6 +438,11 @@ ORPHAN = "orphan"
 LINK_FARM_DOMAIN = "link_farm_domain"
 LINK_FARM_TARGET = "link_farm_target"
 SYNDICATION_NETWORK = "syndication_network"
+# spam mass (TrustRank, Gyöngyi et al. 2004/2006; linkgraph.spam): trust_rank is the core-based PageRank
+# p' = good_fraction x PageRank personalised on the trusted pages, spam_mass = (rank - trust_rank) / rank <= 1
+TRUST_RANK = "trust_rank"
+SPAM_MASS = "spam_mass"
+SPAM_SUSPECT = "spam_suspect"
 
 PAGE_FLAGS = StructType(
     [
@@ -452,6 +457,21 @@ PAGE_FLAGS = StructType(
         StructField(LINK_FARM_DOMAIN, BooleanType(), False),
         StructField(LINK_FARM_TARGET, StringType(), True),
         StructField(SYNDICATION_NETWORK, StringType(), True),
+        StructField(TRUST_RANK, DoubleType(), True),         # null: the rank run had no trust vector
+        StructField(SPAM_MASS, DoubleType(), True),
+        StructField(SPAM_SUSPECT, BooleanType(), False),
+    ]
+)
+
+# The columns ``flags`` adds to ``domains`` when the rank run has a trust vector: sums of the
+# domain's pages' PageRank and trust rank, and the relative spam mass of those sums.
+DOMAIN_SPAM = StructType(
+    [
+        StructField(DOMAIN, StringType(), False),
+        StructField(RANK, DoubleType(), True),
+        StructField(TRUST_RANK, DoubleType(), True),
+        StructField(SPAM_MASS, DoubleType(), True),
+        StructField(SPAM_SUSPECT, BooleanType(), False),
     ]
 )
 
@@ -635,5 +655,64 @@ STEP_RUNS = StructType(
         StructField(STEP, StringType(), False),
         StructField("started_at", TimestampType(), False),
         StructField("inputs", StringType(), False),     # JSON: table -> Delta version read (null: absent)
+    ]
+)
+
+# --- harmonic centrality and graph exports (issue 19: linkgraph centrality / export) ------------
+HARMONIC = "harmonic"
+PAGERANK_VALUE = "pagerank"
+PAGERANK_RANK = "pagerank_rank"
+ITERATIONS = "iterations"
+CENTRALITY_LEVELS = ("host", "domain", "page")
+HOST_CENTRALITY_TABLE = "host_centrality"
+DOMAIN_CENTRALITY_TABLE = "domain_centrality"
+PAGE_CENTRALITY_TABLE = "page_centrality"
+CENTRALITY_RUNS_TABLE = "centrality_runs"
+CENTRALITY_TABLES = {"host": HOST_CENTRALITY_TABLE, "domain": DOMAIN_CENTRALITY_TABLE, "page": PAGE_CENTRALITY_TABLE}
+
+
+def _centrality(name: StructField) -> StructType:
+    """One row per node: harmonic centrality (HyperBall estimate) and its rank (1 = most central),
+    the PageRank over the same graph and its rank, the run's iterations and id."""
+    return StructType(
+        [
+            name,
+            StructField(HARMONIC, DoubleType(), False),
+            StructField(RANK, LongType(), False),
+            StructField(PAGERANK_VALUE, DoubleType(), False),
+            StructField(PAGERANK_RANK, LongType(), False),
+            StructField(ITERATIONS, IntegerType(), False),
+            StructField(RUN_ID, StringType(), False),
+        ]
+    )
+
+
+HOST_CENTRALITY = _centrality(StructField(REV_HOST, StringType(), False))
+DOMAIN_CENTRALITY = _centrality(StructField(DOMAIN, StringType(), False))
+PAGE_CENTRALITY = _centrality(StructField(PAGE_ID, LongType(), False))
+CENTRALITY_SCHEMAS = {"host": HOST_CENTRALITY, "domain": DOMAIN_CENTRALITY, "page": PAGE_CENTRALITY}
+
+CENTRALITY_ITERATION = StructType(
+    [
+        StructField("iteration", IntegerType(), False),          # = the distance t whose ball was added
+        StructField("changed_counters", LongType(), False),
+        StructField("harmonic_added", DoubleType(), False),      # Σ over nodes of (|B(t)| - |B(t-1)|) / t
+        StructField("seconds", DoubleType(), False),
+    ]
+)
+
+CENTRALITY_RUNS = StructType(
+    [
+        StructField(RUN_ID, StringType(), False),
+        StructField("started_at", TimestampType(), False),
+        StructField("level", StringType(), False),
+        StructField("registers", IntegerType(), False),
+        StructField("relative_standard_error", DoubleType(), False),   # 1.04 / sqrt(registers)
+        StructField("nodes", LongType(), False),
+        StructField("arcs", LongType(), False),
+        StructField(ITERATIONS, IntegerType(), False),
+        StructField("converged", BooleanType(), False),                # no counter changed in the last one
+        StructField("seconds", DoubleType(), False),
+        StructField("history", ArrayType(CENTRALITY_ITERATION), False),
     ]
 )

@@ -197,7 +197,8 @@ class Lake:
         the inputs, e.g. their versions) is recorded as the commit's user metadata, see
         :meth:`built_from`."""
         writer = df.write.format("delta").mode("overwrite")
-        writer = (writer.option("replaceWhere", replace_where) if replace_where
+        # replace_where: columns added since the table was created are merged into its schema
+        writer = (writer.option("replaceWhere", replace_where).option("mergeSchema", "true") if replace_where
                   else writer.option("overwriteSchema", "true"))
         if built_from is not None:
             writer = writer.option("userMetadata", built_from)

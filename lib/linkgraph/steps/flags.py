@@ -1,7 +1,11 @@
 """``page_flags`` of the latest rank run: important, orphan, link-farm and syndication flags
 (``domains.page_flags``).  Needs a rank run and the domain analysis (``link_farms``), no seeds;
 the run's rows are replaced in one commit, and nothing is written when they already record the
-current inputs."""
+current inputs.
+
+When the rank run has a trust vector (``scores.trusted_seeds``), the pages also get their spam
+mass (``linkgraph.spam``) and ``domains`` is rewritten once with the per-domain sums and mass
+(keeping the analysis' ``built_from``, so ``analyze`` still finds itself up to date)."""
 
 from __future__ import annotations
 
@@ -9,10 +13,12 @@ import json
 import logging
 from dataclasses import dataclass
 
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from linkgraph import domains as D
 from linkgraph import schemas as S
+from linkgraph import spam as SP
 from linkgraph.config import Config
 from linkgraph.io.delta import Lake
 from linkgraph.rows import one_row
@@ -34,6 +40,7 @@ class FlagsReport(Report):
     orphan: int = 0
     link_farm: int = 0
     syndication: int = 0
+    spam_suspect: int | None = None   # None: the rank run has no trust vector
     seconds: float = 0.0
 
     @property
@@ -47,7 +54,28 @@ class FlagsReport(Report):
             return f"flags: page_flags of rank run {self.rank_run} already built from these inputs; nothing written"
         return (f"flags: page_flags of rank run {self.rank_run}: pages={self.pages} important={self.important} "
                 f"orphan={self.orphan} link_farm={self.link_farm} syndication={self.syndication} "
-                f"in {self.seconds:.1f}s")
+                + ("" if self.spam_suspect is None else f"spam_suspect={self.spam_suspect} ")
+                + f"in {self.seconds:.1f}s")
+
+
+def has_trust_vector(lake: Lake, rank_run_id: str) -> bool:
+    """Whether the rank run is uniform with a trust vector (vector 1, ``steps.pagerank``)."""
+    if not lake.exists(S.RANK_RUNS_TABLE):
+        return False
+    runs = lake.read(S.RANK_RUNS_TABLE).where(F.col(S.RUN_ID) == rank_run_id)
+    run = runs.select("personalization", "vectors").first()
+    return run is not None and run["personalization"] is None and run["vectors"] == 2
+
+
+def _write_domain_spam(lake: Lake, config: Config, page_spam: DataFrame, pages: DataFrame) -> None:
+    """``domains`` rewritten with the run's per-domain spam mass, in one commit that keeps the
+    analysis' ``built_from``."""
+    if not lake.exists(S.DOMAINS_TABLE):
+        return
+    spam = SP.domain_spam(page_spam, D.page_nodes(pages), config.analysis.spam_mass_threshold)
+    domains = SP.with_domain_spam(lake.read(S.DOMAINS_TABLE), spam)
+    lake.overwrite(S.DOMAINS_TABLE, domains.repartitionByRange(S.DOMAIN).sortWithinPartitions(S.DOMAIN),
+                   built_from=lake.built_from(S.DOMAINS_TABLE))
 
 
 def flags_inputs(lake: Lake, config: Config, rank_run_id: str) -> str:
@@ -55,6 +83,8 @@ def flags_inputs(lake: Lake, config: Config, rank_run_id: str) -> str:
     inputs: dict[str, object] = {table: lake.version(table) for table in tables}
     inputs.update({S.PAGERANK_TABLE: rank_run_id, "important_sigmas": config.analysis.important_sigmas,
                    "exclude_link_types": list(config.rank.exclude_link_types)})
+    inputs["spam_mass_threshold"] = config.analysis.spam_mass_threshold
+    inputs["good_fraction"] = config.analysis.good_fraction
     return json.dumps(inputs, sort_keys=True)
 
 
@@ -77,11 +107,18 @@ def run(ctx: StepContext) -> FlagsReport:
     networks = lake.read_or_empty(S.SYNDICATION_NETWORKS_TABLE, S.SYNDICATION_NETWORKS)
     flags = D.page_flags(pages, located, ranks, lake.read(S.LINK_FARMS_TABLE), networks, rank_run_id,
                          config.analysis.important_sigmas)
-    replace_run(lake, S.PAGE_FLAGS_TABLE, flags, rank_run_id, built_from=inputs)
+    spam = None
+    if has_trust_vector(lake, rank_run_id):
+        trust = lake.read(S.PAGERANK_TABLE).where(F.col(S.VECTOR_ID) == 1)
+        spam = SP.page_spam(ranks, trust, config.analysis.spam_mass_threshold, config.analysis.good_fraction)
+    replace_run(lake, S.PAGE_FLAGS_TABLE, SP.with_page_spam(flags, spam), rank_run_id, built_from=inputs)
+    if spam is not None:
+        _write_domain_spam(lake, config, lake.read(S.PAGE_FLAGS_TABLE).where(F.col(S.RUN_ID) == rank_run_id), pages)
     counts = one_row(lake.read(S.PAGE_FLAGS_TABLE).where(F.col(S.RUN_ID) == rank_run_id).agg(
         F.count(F.lit(1)), F.count_if(S.IMPORTANT), F.count_if(S.ORPHAN), F.count_if(S.LINK_FARM_DOMAIN),
-        F.count_if(F.col(S.SYNDICATION_NETWORK).isNotNull())))
-    report.pages, report.important, report.orphan, report.link_farm, report.syndication = (int(c) for c in counts)
+        F.count_if(F.col(S.SYNDICATION_NETWORK).isNotNull()), F.count_if(S.SPAM_SUSPECT)))
+    report.pages, report.important, report.orphan, report.link_farm, report.syndication = (int(c) for c in counts[:5])
+    report.spam_suspect = int(counts[5]) if spam is not None else None
     report.seconds = ctx.elapsed()
     log.info(report.summary())
     return report

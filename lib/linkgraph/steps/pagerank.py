@@ -1,6 +1,10 @@
 """``linkgraph pagerank``: PageRank (or topic-sensitive PageRank) over the lake's pages/links;
 writes ``pagerank`` (overwrite) and ``rank_runs`` (append).  Config ``rank`` gives engine,
-damping, tolerance, cap and checkpointing."""
+damping, tolerance, cap and checkpointing.
+
+A uniform run with ``scores.trusted_seeds`` (fast engine) computes two vectors in one pass:
+vector 0 the PageRank, vector 1 the PageRank personalised on the trusted pages (TrustRank; both
+sum to 1; ``linkgraph.spam``)."""
 
 from __future__ import annotations
 
@@ -14,7 +18,7 @@ from pyspark.sql import functions as F
 
 from linkgraph import readers
 from linkgraph import schemas as S
-from linkgraph.errors import MissingTableError
+from linkgraph.errors import EmptyTeleportError, MissingTableError
 from linkgraph.io.delta import Lake
 from linkgraph.rank import teleport as T
 from linkgraph.rank.engine import BlockEngine, IterationStat, RankParams, RankResult
@@ -23,6 +27,7 @@ from linkgraph.rank.graph import VERTEX, RankGraph, build_rank_graph
 from linkgraph.rank.naive import naive_pagerank
 from linkgraph.rank.state import DeltaStateStore
 from linkgraph.steps.context import Report, StepContext
+from linkgraph.urls import canonical_seed_urls
 
 log = logging.getLogger(__name__)
 
@@ -86,11 +91,15 @@ def run(ctx: StepContext, personalization: PersonalizationSpec | None = None,
     graph.edges = graph.edges.persist(StorageLevel.MEMORY_AND_DISK)
     graph.n_edges = graph.edges.count()
     teleport, n_vectors = teleport_vectors(lake, graph, pages, links, personalization)
+    trusted = _trusted_seeds(ctx, personalization)
+    if trusted:
+        teleport, n_vectors = trust_teleport(graph, pages, trusted)
     params = RankParams(
         damping=rc.damping, tol=rc.tol, max_iter=rc.max_iter, blocks=rc.blocks,
         block_max_vertices=rc.block_max_vertices, checkpoint_every=rc.checkpoint_every, single_task=rc.single_task,
     )
-    key = (rc.engine, params, graph_version, graph.n, graph.n_edges, personalization.describe(), warm_start)
+    key = (rc.engine, params, graph_version, graph.n, graph.n_edges, personalization.describe(), warm_start,
+           tuple(trusted))
     run_key = hashlib.sha256(repr(key).encode()).hexdigest()[:16]
     initial = _warm_start(lake, graph) if warm_start else None
     result = _rank(ctx, graph, params, teleport, n_vectors, initial, run_key)
@@ -126,6 +135,34 @@ def teleport_vectors(lake: Lake, graph: RankGraph, pages: DataFrame, links: Data
     if teleport is not None:
         teleport = teleport.persist(StorageLevel.MEMORY_AND_DISK)
     return teleport, n_vectors
+
+
+def _trusted_seeds(ctx: StepContext, personalization: PersonalizationSpec) -> list[str]:
+    """The canonical trusted seed URLs when this run computes a trust vector (else [])."""
+    seeds = ctx.config.scores.trusted_seeds
+    if not seeds:
+        return []
+    if personalization.describe() is not None:
+        log.warning("pagerank: scores.trusted_seeds ignored: spam mass needs a uniform run (no --seeds/--topic)")
+        return []
+    if ctx.config.rank.engine != "fast":
+        log.warning("pagerank: scores.trusted_seeds ignored: the %s engine computes one vector", ctx.config.rank.engine)
+        return []
+    return sorted({str(c.url) for c in canonical_seed_urls(list(seeds), "scores.trusted_seeds")})
+
+
+def trust_teleport(graph: RankGraph, pages: DataFrame, trusted: list[str]) -> tuple[DataFrame, int]:
+    """(teleport vectors persisted: 0 uniform over all pages, 1 uniform over the trusted pages; 2)."""
+    uniform = graph.page_vertices.select(F.lit(0).alias(S.VECTOR_ID), F.col(VERTEX).cast("long"),
+                                         F.lit(1.0 / graph.n).alias("weight"))
+    trust = T.from_seed_urls(graph.page_vertices, pages, [trusted]).withColumn(S.VECTOR_ID, F.lit(1))
+    teleport = uniform.unionByName(trust).persist(StorageLevel.MEMORY_AND_DISK)
+    core = teleport.where(F.col(S.VECTOR_ID) == 1).count()
+    if core == 0:
+        teleport.unpersist()
+        raise EmptyTeleportError(f"scores.trusted_seeds: no trusted seed is a page of the lake: {', '.join(trusted)}")
+    log.info("pagerank: trust vector over %d trusted pages", core)
+    return teleport, 2
 
 
 def _warm_start(lake: Lake, graph: RankGraph) -> DataFrame | None:

@@ -1,0 +1,396 @@
+"""Harmonic centrality with HyperBall (Boldi & Vigna 2013): HyperLogLog counters of the balls
+B_t(x) = nodes that reach x in at most t steps, grown along the links until no counter changes.
+
+    H(x) = Σ_{y ≠ x} 1 / d(y, x) = Σ_{t ≥ 1} (|B_t(x)| − |B_{t−1}(x)|) / t
+
+(distances *to* x, as ``networkx.harmonic_centrality`` and Common Crawl's host ranks).  Each
+counter has ``m`` registers (``centrality.registers``); |B_t(x)| is estimated by HyperLogLog
+(linear counting while small), with relative standard error 1.04/√m.  B_0(x) = {x}; step t sets
+c(x) ← c(x) ∪ ⋃_{y→x} c(y) (register-wise max), and only counters that changed in step t−1 can
+change anything in step t, so only those are sent.
+
+Distribution, like the rank engine's block exchange: node ids are cut into B contiguous blocks;
+links are packed once into one CSR matrix per (source block, destination block) pair, cached.
+The state is one row per block (its counters, ``uint8[size, m]``; which changed last; the
+harmonic sums so far).  Per iteration a co-grouped ``applyInPandas`` takes each source block's
+*changed* counters through its CSR matrices and emits, per destination block, only the rows
+that receive something (sparse exchange); a second one merges them into the destination block
+with numpy (``np.maximum.reduceat``) and adds (est_t − est_{t−1})/t to the harmonic sums.  One
+small action per iteration reads the number of changed counters; the loop stops at zero.  A
+graph of one block is, with ``single_task``, iterated inside one task with the same kernels.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import BinaryType, DoubleType, IntegerType, LongType, StructField, StructType
+
+from linkgraph.rows import one_row
+
+log = logging.getLogger(__name__)
+
+SRC, DST = "src", "dst"
+BLOCK, SB, DB = "block", "sb", "db"
+
+EDGE_BLOCK = StructType([
+    StructField(SB, IntegerType(), False),
+    StructField(DB, IntegerType(), False),
+    StructField("indptr", BinaryType(), False),    # int64[size(sb) + 1]: per local source
+    StructField("indices", BinaryType(), False),   # int32 local destinations
+])
+STATE = StructType([
+    StructField(BLOCK, IntegerType(), False),
+    StructField("registers", BinaryType(), False),   # uint8[size, m]
+    StructField("changed", BinaryType(), False),     # bool[size]: changed in the last step
+    StructField("harmonic", BinaryType(), False),    # float64[size]
+    StructField("n_changed", LongType(), False),
+    StructField("added", DoubleType(), False),       # harmonic added by the last step
+])
+PARTIAL = StructType([
+    StructField(BLOCK, IntegerType(), False),
+    StructField("rows", BinaryType(), False),        # int64 local destination rows
+    StructField("registers", BinaryType(), False),   # uint8[len(rows), m]
+])
+RESULT = StructType([
+    StructField("node", LongType(), False),
+    StructField("harmonic", DoubleType(), False),
+])
+
+
+def relative_standard_error(m: int) -> float:
+    return 1.04 / math.sqrt(m)
+
+
+@dataclass
+class BallStep:
+    iteration: int
+    changed: int
+    added: float
+    seconds: float
+
+
+@dataclass
+class HyperBallResult:
+    harmonic: DataFrame            # RESULT: (node, harmonic)
+    iterations: int
+    converged: bool
+    history: list[BallStep] = field(default_factory=list)
+
+
+# --- HyperLogLog on numpy -----------------------------------------------------------------------
+
+def _mix64(x: np.ndarray) -> np.ndarray:
+    """splitmix64 finaliser: a well-mixed 64-bit hash of each node id."""
+    z = x.astype(np.uint64) + np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+def initial_registers(first: int, size: int, m: int) -> np.ndarray:
+    """Counters of nodes ``first .. first + size - 1``, each holding only its node."""
+    with np.errstate(over="ignore"):
+        h = _mix64(np.arange(first, first + size, dtype=np.int64))
+    b = m.bit_length() - 1
+    index = (h & np.uint64(m - 1)).astype(np.int64)
+    rest = h >> np.uint64(b)
+    # rank = 1 + position of the lowest set bit of the remaining 64 - b bits (capped when none is set)
+    cap = 64 - b + 1
+    low = rest & (~rest + np.uint64(1))
+    with np.errstate(divide="ignore"):
+        rank = np.where(rest == 0, cap, np.log2(low.astype(np.float64)).astype(np.int64) + 1)
+    regs = np.zeros((size, m), dtype=np.uint8)
+    regs[np.arange(size), index] = np.minimum(rank, cap).astype(np.uint8)
+    return regs
+
+
+def _alpha(m: int) -> float:
+    return {16: 0.673, 32: 0.697, 64: 0.709}.get(m, 0.7213 / (1 + 1.079 / m))
+
+
+def estimate(regs: np.ndarray) -> np.ndarray:
+    """HyperLogLog cardinality of each row of ``regs`` (linear counting while small)."""
+    m = regs.shape[1]
+    if regs.shape[0] == 0:
+        return np.zeros(0)
+    raw = _alpha(m) * m * m / np.ldexp(1.0, -regs.astype(np.int64)).sum(axis=1)
+    zeros = (regs == 0).sum(axis=1)
+    with np.errstate(divide="ignore"):
+        linear = m * np.log(m / np.maximum(zeros, 1))
+    return np.where((raw <= 2.5 * m) & (zeros > 0), linear, raw)
+
+
+# --- kernels ----------------------------------------------------------------------------------
+
+SPREAD_CHUNK_BYTES = 1 << 26   # gathered registers per chunk of arcs (64 MiB)
+
+
+def spread(indptr: np.ndarray, indices: np.ndarray, regs: np.ndarray, changed: np.ndarray
+           ) -> tuple[np.ndarray, np.ndarray]:
+    """(destination rows, their register-wise max over the *changed* sources linking them).
+    Arcs are taken in chunks of whole destinations, so at most about ``SPREAD_CHUNK_BYTES`` of
+    gathered registers are in memory at once."""
+    m = regs.shape[1]
+    empty = np.zeros(0, dtype=np.int64), np.zeros((0, m), dtype=np.uint8)
+    sources = np.flatnonzero(changed)
+    if len(sources) == 0:
+        return empty
+    starts, counts = indptr[sources], indptr[sources + 1] - indptr[sources]
+    keep = counts > 0
+    sources, starts, counts = sources[keep], starts[keep], counts[keep]
+    if len(sources) == 0:
+        return empty
+    total = int(counts.sum())
+    offsets = np.repeat(starts - np.concatenate(([0], np.cumsum(counts)[:-1])), counts) + np.arange(total)
+    dst = indices[offsets].astype(np.int64)
+    src = np.repeat(sources, counts)
+    order = np.argsort(dst, kind="stable")
+    dst, src = dst[order], src[order]
+    rows, first = np.unique(dst, return_index=True)
+    bounds = np.append(first, total)
+    out = np.empty((len(rows), m), dtype=np.uint8)
+    per_chunk = max(1, SPREAD_CHUNK_BYTES // m)
+    r = 0
+    while r < len(rows):
+        # whole destinations rows[r:e], about per_chunk arcs (at least one destination)
+        e = max(r + 1, int(np.searchsorted(bounds, bounds[r] + per_chunk, side="right")) - 1)
+        e = min(e, len(rows))
+        lo, hi = int(bounds[r]), int(bounds[e])
+        out[r:e] = np.maximum.reduceat(regs[src[lo:hi]], bounds[r:e] - lo, axis=0)
+        r = e
+    return rows, out
+
+
+def merge(regs: np.ndarray, rows: np.ndarray, incoming: np.ndarray) -> np.ndarray:
+    """Register-wise max of ``incoming`` into ``regs[rows]`` (rows may repeat); returns the
+    changed mask."""
+    changed = np.zeros(regs.shape[0], dtype=bool)
+    if len(rows) == 0:
+        return changed
+    order = np.argsort(rows, kind="stable")
+    rows, incoming = rows[order], incoming[order]
+    unique, first = np.unique(rows, return_index=True)
+    best = np.maximum.reduceat(incoming, first, axis=0)
+    new = np.maximum(regs[unique], best)
+    diff = (new != regs[unique]).any(axis=1)
+    regs[unique[diff]] = new[diff]
+    changed[unique[diff]] = True
+    return changed
+
+
+def single_block(indptr: np.ndarray, indices: np.ndarray, n: int, m: int, max_iter: int
+                 ) -> tuple[np.ndarray, list[BallStep], bool]:
+    """HyperBall on one block in memory: (harmonic, steps, converged)."""
+    regs = initial_registers(0, n, m)
+    changed = np.ones(n, dtype=bool)
+    harmonic = np.zeros(n)
+    est = estimate(regs)
+    steps: list[BallStep] = []
+    for t in range(1, max_iter + 1):
+        started = time.monotonic()
+        rows, incoming = spread(indptr, indices, regs, changed)
+        changed = merge(regs, rows, incoming)
+        new_est = estimate(regs[changed])
+        added = (new_est - est[changed]) / t
+        harmonic[changed] += added
+        est[changed] = new_est
+        steps.append(BallStep(t, int(changed.sum()), float(added.sum()), time.monotonic() - started))
+        if not changed.any():
+            return harmonic, steps, True
+    return harmonic, steps, False
+
+
+# --- the distributed engine -------------------------------------------------------------------
+
+def plan_blocks(n: int, block_max_nodes: int) -> tuple[int, int]:
+    n_blocks = max(1, math.ceil(n / block_max_nodes))
+    return n_blocks, max(1, math.ceil(n / n_blocks))
+
+
+def _size(block: int, block_size: int, n: int) -> int:
+    return max(0, min(block_size, n - block * block_size))
+
+
+def edge_blocks(edges: DataFrame, n: int, block_size: int, partitions: int) -> DataFrame:
+    """One CSR (rows: local sources of ``sb``; columns: local destinations in ``db``) per pair."""
+    keyed = edges.select(
+        (F.col(SRC) / block_size).cast("int").alias(SB), (F.col(DST) / block_size).cast("int").alias(DB),
+        (F.col(SRC) % block_size).cast("long").alias("s"), (F.col(DST) % block_size).cast("long").alias("d"))
+
+    def pack(pdf: pd.DataFrame) -> pd.DataFrame:
+        sb, db = int(pdf[SB].iloc[0]), int(pdf[DB].iloc[0])
+        size = _size(sb, block_size, n)
+        order = np.lexsort((pdf["d"].to_numpy(), pdf["s"].to_numpy()))
+        s, d = pdf["s"].to_numpy()[order], pdf["d"].to_numpy()[order]
+        indptr = np.zeros(size + 1, dtype=np.int64)
+        np.cumsum(np.bincount(s, minlength=size), out=indptr[1:])
+        return pd.DataFrame({SB: [sb], DB: [db], "indptr": [indptr.tobytes()],
+                             "indices": [d.astype(np.int32).tobytes()]})
+
+    return keyed.groupBy(SB, DB).applyInPandas(pack, EDGE_BLOCK).repartition(partitions, SB)
+
+
+def _combiner(m: int, t: int) -> Callable:
+    """The merge of step ``t``'s partial counters into their destination block (a cogroup function)."""
+
+    def combine(key, parts: pd.DataFrame, state_pdf: pd.DataFrame) -> pd.DataFrame:
+        s = state_pdf.iloc[0]
+        regs = np.frombuffer(s["registers"], dtype=np.uint8).reshape(-1, m).copy()
+        harmonic = np.frombuffer(s["harmonic"], dtype=np.float64).copy()
+        if len(parts):
+            rows = np.concatenate([np.frombuffer(r, dtype=np.int64) for r in parts["rows"]])
+            incoming = np.concatenate([np.frombuffer(r, dtype=np.uint8).reshape(-1, m)
+                                       for r in parts["registers"]])
+            before = regs.copy()
+            changed = merge(regs, rows, incoming)
+            added = (estimate(regs[changed]) - estimate(before[changed])) / t
+            harmonic[changed] += added
+        else:
+            changed, added = np.zeros(regs.shape[0], dtype=bool), np.zeros(0)
+        return pd.DataFrame([(int(s[BLOCK]), regs.tobytes(), changed.tobytes(), harmonic.tobytes(),
+                              int(changed.sum()), float(added.sum()))],
+                            columns=[f.name for f in STATE.fields])
+
+    return combine
+
+
+class HyperBall:
+    def __init__(self, spark: SparkSession, registers: int, block_max_nodes: int, max_iter: int = 1000,
+                 single_task: bool = True, checkpoint_every: int = 5, partitions: int | None = None):
+        self.spark, self.m, self.block_max_nodes = spark, registers, block_max_nodes
+        self.max_iter, self.single_task, self.checkpoint_every = max_iter, single_task, checkpoint_every
+        self.partitions = partitions or int(spark.conf.get("spark.sql.shuffle.partitions") or 200)
+
+    def run(self, edges: DataFrame, n: int, progress: Callable[[BallStep], None] | None = None) -> HyperBallResult:
+        """Harmonic centrality of nodes ``0 .. n-1`` of ``edges`` (src, dst)."""
+        n_blocks, block_size = plan_blocks(n, self.block_max_nodes)
+        partitions = max(1, min(self.partitions, n_blocks))
+        packed = edge_blocks(edges, n, block_size, partitions).persist(StorageLevel.MEMORY_AND_DISK)
+        try:
+            packed.count()
+            if n_blocks == 1 and self.single_task:
+                return self._one_task(packed, n, progress)
+            return self._iterate(packed, n, n_blocks, block_size, partitions, progress)
+        finally:
+            packed.unpersist()
+
+    def _one_task(self, packed: DataFrame, n: int, progress) -> HyperBallResult:
+        m, max_iter = self.m, self.max_iter
+        out_schema = "harmonic binary, steps binary, converged boolean"
+
+        def solve(pdf: pd.DataFrame) -> pd.DataFrame:
+            row = pdf.iloc[0] if len(pdf) else None
+            indptr = np.frombuffer(row["indptr"], dtype=np.int64) if row is not None else np.zeros(n + 1, np.int64)
+            indices = np.frombuffer(row["indices"], dtype=np.int32) if row is not None else np.zeros(0, np.int32)
+            harmonic, steps, converged = single_block(indptr, indices, n, m, max_iter)
+            table = np.array([(s.iteration, s.changed, s.added, s.seconds) for s in steps], dtype=np.float64)
+            return pd.DataFrame({"harmonic": [harmonic.tobytes()], "steps": [table.tobytes()],
+                                 "converged": [converged]})
+
+        row = packed.groupBy(F.lit(0).alias("_g")).applyInPandas(solve, out_schema).first()
+        if row is None:  # no link at all: no ball grows, every harmonic centrality is 0
+            harmonic, steps, converged = np.zeros(n), [BallStep(1, 0, 0.0, 0.0)], True
+        else:
+            harmonic = np.frombuffer(row["harmonic"], dtype=np.float64)
+            table = np.frombuffer(row["steps"], dtype=np.float64).reshape(-1, 4)
+            steps = [BallStep(int(a), int(b), float(c), float(d)) for a, b, c, d in table]
+            converged = bool(row["converged"])
+        for step in steps:
+            if progress:
+                progress(step)
+        frame = self._nodes_frame(harmonic)
+        return HyperBallResult(frame, len(steps), converged, steps)
+
+    def _nodes_frame(self, harmonic: np.ndarray) -> DataFrame:
+        """(node, harmonic) of a one-block result, built on the executors in slices."""
+        payload = harmonic.tobytes()
+        n = len(harmonic)
+        chunk = 1 << 20
+        starts = self.spark.createDataFrame([(s,) for s in range(0, max(n, 1), chunk)], "start long")
+        data = self.spark.sparkContext.broadcast(payload)
+
+        def explode(batches):
+            values = np.frombuffer(data.value, dtype=np.float64)
+            for pdf in batches:
+                for start in pdf["start"]:
+                    end = min(int(start) + chunk, n)
+                    yield pd.DataFrame({"node": np.arange(int(start), end, dtype=np.int64),
+                                        "harmonic": values[int(start):end]})
+
+        return starts.mapInPandas(explode, RESULT)
+
+    def _initial_state(self, n: int, n_blocks: int, block_size: int, partitions: int) -> DataFrame:
+        m = self.m
+
+        def build(batches):
+            for pdf in batches:
+                rows = []
+                for block in pdf["id"]:
+                    size = _size(int(block), block_size, n)
+                    regs = initial_registers(int(block) * block_size, size, m)
+                    rows.append((int(block), regs.tobytes(), np.ones(size, dtype=bool).tobytes(),
+                                 np.zeros(size).tobytes(), size, 0.0))
+                yield pd.DataFrame(rows, columns=[f.name for f in STATE.fields])
+
+        return self.spark.range(n_blocks).mapInPandas(build, STATE).repartition(partitions, BLOCK)
+
+    def _iterate(self, packed: DataFrame, n: int, n_blocks: int, block_size: int, partitions: int,
+                 progress) -> HyperBallResult:
+        m = self.m
+        state = self._initial_state(n, n_blocks, block_size, partitions).localCheckpoint(eager=True)
+        steps: list[BallStep] = []
+        converged = False
+        for t in range(1, self.max_iter + 1):
+            started = time.monotonic()
+
+            def send(key, edges_pdf: pd.DataFrame, state_pdf: pd.DataFrame) -> pd.DataFrame:
+                out: list[tuple[int, bytes, bytes]] = []
+                if len(state_pdf) == 0 or len(edges_pdf) == 0:
+                    return pd.DataFrame(out, columns=[f.name for f in PARTIAL.fields])
+                s = state_pdf.iloc[0]
+                regs = np.frombuffer(s["registers"], dtype=np.uint8).reshape(-1, m)
+                changed = np.frombuffer(s["changed"], dtype=bool)
+                for _, e in edges_pdf.iterrows():
+                    rows, incoming = spread(np.frombuffer(e["indptr"], dtype=np.int64),
+                                            np.frombuffer(e["indices"], dtype=np.int32), regs, changed)
+                    if len(rows):
+                        out.append((int(e[DB]), rows.tobytes(), incoming.tobytes()))
+                return pd.DataFrame(out, columns=[f.name for f in PARTIAL.fields])
+
+            partials = packed.groupBy(SB).cogroup(state.groupBy(BLOCK)).applyInPandas(send, PARTIAL)
+
+            new_state = partials.groupBy(BLOCK).cogroup(state.groupBy(BLOCK)).applyInPandas(_combiner(m, t), STATE)
+            new_state = new_state.repartition(partitions, BLOCK)
+            new_state = (new_state.localCheckpoint(eager=True) if t % self.checkpoint_every == 0
+                         else new_state.persist(StorageLevel.MEMORY_AND_DISK))
+            totals = one_row(new_state.agg(F.sum("n_changed").alias("c"), F.sum("added").alias("a")))
+            state.unpersist()
+            state = new_state
+            step = BallStep(t, int(totals["c"] or 0), float(totals["a"] or 0.0), time.monotonic() - started)
+            steps.append(step)
+            if progress:
+                progress(step)
+            if step.changed == 0:
+                converged = True
+                break
+
+        def explode(batches):
+            for pdf in batches:
+                for block, harmonic in zip(pdf[BLOCK], pdf["harmonic"], strict=True):
+                    values = np.frombuffer(harmonic, dtype=np.float64)
+                    first = int(block) * block_size
+                    yield pd.DataFrame({"node": np.arange(first, first + len(values), dtype=np.int64),
+                                        "harmonic": values})
+
+        return HyperBallResult(state.select(BLOCK, "harmonic").mapInPandas(explode, RESULT), len(steps), converged,
+                               steps)

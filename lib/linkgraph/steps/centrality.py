@@ -1,0 +1,120 @@
+"""``linkgraph centrality --level host|domain|page``: harmonic centrality (HyperBall,
+``linkgraph.rank.hyperball``) and PageRank of the host, domain or page graph
+(``linkgraph.levelgraph``) into ``host_centrality`` / ``domain_centrality`` / ``page_centrality``
+(overwrite, one run) and ``centrality_runs`` (append: parameters, iterations and the per-iteration
+history, as ``rank_runs``).
+
+``rank`` orders by harmonic centrality (1 = most central; ties by name), ``pagerank_rank`` by the
+PageRank over the same graph (``rank`` config: damping, tolerance, cap; links unweighted), the
+two columns Common Crawl publishes for its host and domain graphs.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from linkgraph import schemas as S
+from linkgraph.errors import UsageError
+from linkgraph.ids import number_in_order
+from linkgraph.levelgraph import DST, NAME, NODE_ID, SRC, level_graph, required_tables
+from linkgraph.rank.engine import BlockEngine, RankParams
+from linkgraph.rank.graph import VERTEX, RankGraph
+from linkgraph.rank.hyperball import BallStep, HyperBall, relative_standard_error
+from linkgraph.steps.context import Report, StepContext
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class CentralityReport(Report):
+    run_id: str
+    level: str
+    registers: int
+    nodes: int = 0
+    arcs: int = 0
+    iterations: int = 0
+    converged: bool = False
+    seconds: float = 0.0
+    history: list[BallStep] = field(default_factory=list)
+
+    @property
+    def rows_written(self) -> int:
+        return self.nodes
+
+    def summary(self) -> str:
+        state = "converged" if self.converged else "NOT converged (iteration cap reached)"
+        return (f"centrality run {self.run_id}: level={self.level} nodes={self.nodes} arcs={self.arcs} "
+                f"registers={self.registers} (relative standard error {relative_standard_error(self.registers):.4f}) "
+                f"iterations={self.iterations} {state} in {self.seconds:.1f}s")
+
+
+def _log_step(step: BallStep) -> None:
+    log.info("centrality iteration %d: changed_counters=%d harmonic_added=%.6g %.2fs", step.iteration, step.changed,
+             step.added, step.seconds)
+
+
+def run(ctx: StepContext, level: str) -> CentralityReport:
+    if level not in S.CENTRALITY_LEVELS:
+        raise UsageError(f"--level must be one of {', '.join(S.CENTRALITY_LEVELS)}, got {level!r}")
+    lake, cc, rc = ctx.lake, ctx.config.centrality, ctx.config.rank
+    nodes_table, links_table = required_tables(level)
+    lake.require(nodes_table, links_table)
+    graph = level_graph(lake.read(nodes_table), lake.read(links_table), level)
+    report = CentralityReport(run_id=ctx.run_id, level=level, registers=cc.registers, nodes=graph.n)
+    edges = graph.edges.persist(StorageLevel.MEMORY_AND_DISK)
+    vertices = graph.vertices.persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        report.arcs = edges.count()
+        balls = HyperBall(ctx.spark, cc.registers, cc.block_max_nodes, cc.max_iter, cc.single_task,
+                          cc.checkpoint_every).run(edges, graph.n, progress=_log_step)
+        params = RankParams(damping=rc.damping, tol=rc.tol, max_iter=rc.max_iter,
+                            block_max_vertices=rc.block_max_vertices, checkpoint_every=rc.checkpoint_every,
+                            single_task=rc.single_task)
+        ranked = BlockEngine(ctx.spark, params).run(RankGraph(vertices=None, edges=edges.select(SRC, DST), n=graph.n))
+        rows = centrality_rows(vertices, balls.harmonic, ranked.ranks, level, balls.iterations, ctx.run_id)
+        lake.overwrite(S.CENTRALITY_TABLES[level], rows)
+        report.iterations, report.converged, report.history = balls.iterations, balls.converged, balls.history
+    finally:
+        edges.unpersist()
+        vertices.unpersist()
+    report.seconds = ctx.elapsed()
+    lake.append(S.CENTRALITY_RUNS_TABLE, ctx.spark.createDataFrame([_run_row(ctx, report)], S.CENTRALITY_RUNS))
+    log.info(report.summary())
+    return report
+
+
+def centrality_rows(vertices: DataFrame, harmonic: DataFrame, ranks: DataFrame, level: str, iterations: int,
+                    run_id: str) -> DataFrame:
+    """The ``<level>_centrality`` rows: names, harmonic centrality and PageRank with their ranks."""
+    schema = S.CENTRALITY_SCHEMAS[level]
+    name = schema.fields[0].name
+    joined = (
+        vertices.select(NODE_ID, NAME)
+        .join(harmonic.select(F.col("node").alias(NODE_ID), F.col("harmonic").alias(S.HARMONIC)), on=NODE_ID,
+              how="left")
+        .join(ranks.where(F.col(S.VECTOR_ID) == 0).select(F.col(VERTEX).alias(NODE_ID),
+                                                          F.col(S.RANK).alias(S.PAGERANK_VALUE)),
+              on=NODE_ID, how="left")
+        .fillna(0.0, subset=[S.HARMONIC, S.PAGERANK_VALUE])
+        .withColumn("_by_harmonic", -F.col(S.HARMONIC))
+        .withColumn("_by_pagerank", -F.col(S.PAGERANK_VALUE))
+    )
+    by_harmonic = number_in_order(joined, ["_by_harmonic", NAME], 1, S.RANK)
+    both = number_in_order(by_harmonic, ["_by_pagerank", NAME], 1, S.PAGERANK_RANK)
+    return both.select(
+        F.col(NAME).cast(schema.fields[0].dataType).alias(name), S.HARMONIC, S.RANK, S.PAGERANK_VALUE,
+        S.PAGERANK_RANK, F.lit(iterations).alias(S.ITERATIONS), F.lit(run_id).alias(S.RUN_ID),
+    ).select(*[F.col(f.name).cast(f.dataType) for f in schema.fields])
+
+
+def _run_row(ctx: StepContext, report: CentralityReport) -> tuple:
+    return (
+        report.run_id, ctx.started_at.replace(tzinfo=None), report.level, report.registers,
+        relative_standard_error(report.registers), report.nodes, report.arcs, report.iterations, report.converged,
+        report.seconds, [(s.iteration, s.changed, s.added, s.seconds) for s in report.history],
+    )

@@ -1,0 +1,183 @@
+"""Harmonic centrality with HyperBall (issue 19) against networkx's exact values, and the
+``linkgraph centrality`` / ``linkgraph export`` commands on the sample lake: the Common Crawl
+export imports back (``--format ccgraph``) as the same host graph, the BVGraph export reads back
+with the project's decoder, the rank file with ``import-authority --format ccrank``."""
+
+from __future__ import annotations
+
+import gzip
+import shutil
+
+import networkx as nx
+import numpy as np
+import pytest
+from pyspark.sql import functions as F
+
+from linkgraph import schemas as S
+from linkgraph.cli import main
+from linkgraph.compress.webgraph import read_bvgraph, read_properties
+from linkgraph.config import ConfigError, config_from_dict
+from linkgraph.io.delta import Lake
+from linkgraph.pipeline import ingest_step
+from linkgraph.rank.hyperball import HyperBall, relative_standard_error, single_block
+
+
+def _csr(graph: nx.DiGraph, n: int) -> tuple[np.ndarray, np.ndarray]:
+    arcs = np.array(sorted(graph.edges()), dtype=np.int64).reshape(-1, 2)
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(arcs[:, 0], minlength=n), out=indptr[1:])
+    return indptr, arcs[:, 1].astype(np.int32)
+
+
+def _check(estimated: np.ndarray, graph: nx.DiGraph, m: int) -> float:
+    """Every node within 3 relative standard errors of the exact value; returns the worst error."""
+    exact = nx.harmonic_centrality(graph)
+    values = np.array([exact[i] for i in range(graph.number_of_nodes())])
+    assert np.all(estimated[values == 0] == 0)
+    relative = np.abs(estimated - values)[values > 0] / values[values > 0]
+    assert relative.max() <= 3 * relative_standard_error(m), relative.max()
+    return float(relative.max())
+
+
+def test_relative_standard_error_is_stated():
+    assert relative_standard_error(256) == pytest.approx(0.065)
+    assert relative_standard_error(1024) == pytest.approx(0.0325)
+    with pytest.raises(ConfigError, match=r"centrality\.registers must be a power of 2"):
+        config_from_dict({"centrality": {"registers": 300}})
+
+
+@pytest.mark.parametrize(("n", "m"), [(1000, 256), (1000, 1024)])
+def test_hyperball_in_memory_matches_exact_harmonic_centrality(n, m):
+    graph = nx.gnm_random_graph(n, 3 * n, directed=True, seed=7)
+    harmonic, steps, converged = single_block(*_csr(graph, n), n, m, 1000)
+    assert converged and steps[-1].changed == 0
+    _check(harmonic, graph, m)
+
+
+def test_hyperball_block_exchange_matches_exact_harmonic_centrality(spark):
+    """The distributed path: 3 blocks of 20 nodes, counters exchanged sparsely between them (the
+    graph's longest shortest path is 6, so 7 iterations)."""
+    n, m = 60, 256
+    graph = nx.gnm_random_graph(n, 300, directed=True, seed=3)
+    edges = spark.createDataFrame([(int(a), int(b)) for a, b in graph.edges()], "src long, dst long")
+    result = HyperBall(spark, m, block_max_nodes=20, single_task=False, checkpoint_every=3).run(edges, n)
+    assert result.converged and result.history[-1].changed == 0 and result.iterations == 7
+    values = {r["node"]: r["harmonic"] for r in result.harmonic.collect()}
+    estimated = np.array([values[i] for i in range(n)])
+    _check(estimated, graph, m)
+    # the same counters and arithmetic as the one-task path
+    one_task, _, _ = single_block(*_csr(graph, n), n, m, 1000)
+    np.testing.assert_allclose(estimated, one_task, rtol=1e-12)
+
+
+@pytest.fixture(scope="module")
+def exported(spark, sample_lake, tmp_path_factory):
+    work = tmp_path_factory.mktemp("export")
+    lake_dir = work / "lake"
+    shutil.copytree(sample_lake.lake, lake_dir)
+    assert main(["centrality", "--level", "host", "--lake", str(lake_dir)]) == 0
+    for fmt in ("ccgraph", "webgraph"):
+        assert main(["export", "--level", "host", "--format", fmt, "--output", str(work / fmt),
+                     "--lake", str(lake_dir)]) == 0
+    return work, Lake(spark, config_from_dict({"lake": {"path": str(lake_dir)}}).lake)
+
+
+def _host_graph(lake: Lake) -> tuple[set[str], set[tuple[str, str]]]:
+    hosts = {r[0] for r in lake.read(S.HOSTS_TABLE).select(S.REV_HOST).collect()}
+    links = {(r[0], r[1]) for r in lake.read(S.HOST_LINKS_TABLE).select(S.SRC_HOST, S.DST_HOST).collect()}
+    return hosts, links
+
+
+def test_host_centrality_table(exported):
+    _, lake = exported
+    table = lake.read(S.HOST_CENTRALITY_TABLE)
+    assert table.columns == [f.name for f in S.HOST_CENTRALITY.fields]
+    hosts, _ = _host_graph(lake)
+    rows = table.collect()
+    assert {r[S.REV_HOST] for r in rows} == hosts
+    assert sorted(r[S.RANK] for r in rows) == list(range(1, len(rows) + 1))
+    best = min(rows, key=lambda r: r[S.RANK])
+    assert best[S.HARMONIC] == max(r[S.HARMONIC] for r in rows)
+    assert sum(r[S.PAGERANK_VALUE] for r in rows) == pytest.approx(1.0, abs=1e-6)
+    run = lake.read(S.CENTRALITY_RUNS_TABLE).first()
+    assert run["level"] == "host" and run["registers"] == 256 and run["converged"]
+    assert run[S.ITERATIONS] == len(run["history"]) == rows[0][S.ITERATIONS]
+
+
+def test_ccgraph_export_imports_back_as_the_same_host_graph(spark, exported, tmp_path):
+    work, lake = exported
+    hosts, links = _host_graph(lake)
+    with gzip.open(work / "ccgraph" / "vertices.txt.gz", "rt") as f:
+        vertices = [line.rstrip("\n").split("\t") for line in f]
+    assert [int(v[0]) for v in vertices] == list(range(len(hosts)))
+    assert [v[1] for v in vertices] == sorted(hosts)  # ids in reversed-host order
+    config = config_from_dict({"lake": {"path": str(tmp_path / "imported")}})
+    ingest_step(spark, config, str(work / "ccgraph"), "ccgraph")
+    imported = Lake(spark, config.lake)
+    pages = {r[S.PAGE_ID]: r[S.URL_KEY].rstrip("/") for r in imported.read(S.PAGES_TABLE).collect()}
+    assert set(pages.values()) == hosts
+    assert {(pages[r[0]], pages[r[1]]) for r in imported.read(S.LINKS_TABLE).select(S.SRC_ID, S.DST_ID).collect()} \
+        == links
+
+
+def test_webgraph_export_reads_back_with_the_decoder(exported):
+    work, lake = exported
+    hosts, links = _host_graph(lake)
+    names = sorted(hosts)
+    indptr, successors = read_bvgraph(work / "webgraph" / "host")
+    assert int(read_properties(work / "webgraph" / "host")["nodes"]) == len(names)
+    decoded = {(names[u], names[int(v)]) for u in range(len(names)) for v in successors[indptr[u]:indptr[u + 1]]}
+    assert decoded == links
+
+
+def test_rank_file_has_common_crawl_columns_and_imports(spark, exported):
+    work, lake = exported
+    with gzip.open(work / "ccgraph" / "ranks.txt.gz", "rt") as f:
+        lines = [line.rstrip("\n").split("\t") for line in f]
+    assert lines[0] == ["#harmonicc_pos", "#harmonicc_val", "#pr_pos", "#pr_val", "#host_rev"]
+    table = {r[S.REV_HOST]: r for r in lake.read(S.HOST_CENTRALITY_TABLE).collect()}
+    assert [int(line[0]) for line in lines[1:]] == list(range(1, len(table) + 1))
+    for pos, value, pr_pos, pr_value, host in lines[1:]:
+        row = table[host]
+        assert (int(pos), int(pr_pos)) == (row[S.RANK], row[S.PAGERANK_RANK])
+        assert (float(value), float(pr_value)) == (row[S.HARMONIC], row[S.PAGERANK_VALUE])
+    assert main(["import-authority", "--input", str(work / "ccgraph" / "ranks.txt.gz"), "--format", "ccrank",
+                 "--lake", str(work / "lake")]) == 0
+    top = lake.read(S.EXTERNAL_AUTHORITY_TABLE).where(F.col(S.AUTHORITY) == 1.0).first()
+    assert top is not None and top[S.DOMAIN] == lines[1][4]
+
+
+@pytest.mark.parametrize(("argv", "fragment"), [
+    (["export", "--level", "page", "--format", "ccgraph", "--output", "{tmp}/out"], "argument --level: invalid choice"),
+    (["export", "--level", "host", "--format", "csv", "--output", "{tmp}/out"], "argument --format: invalid choice"),
+    (["export", "--level", "host", "--format", "ccgraph"], "the following arguments are required: --output"),
+    (["centrality", "--level", "site"], "argument --level: invalid choice"),
+    (["centrality", "--level", "host", "--registers", "100"], "centrality.registers must be a power of 2"),
+])
+def test_bad_arguments_exit_2_with_one_line(tmp_path, capsys, argv, fragment):
+    args = [a.replace("{tmp}", str(tmp_path)) for a in argv]
+    assert main([*args, "--lake", str(tmp_path / "lake")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and fragment in err[0], err
+
+
+def test_explore_notebook_plots_pagerank_against_harmonic_centrality(exported, tmp_path, monkeypatch):
+    import runpy
+    import sys
+    from pathlib import Path
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    work, lake = exported
+    notebook = Path(__file__).resolve().parents[1] / "notebooks" / "02_explore_ranks.py"
+    figures = tmp_path / "figures"
+    monkeypatch.setattr(sys, "argv", [str(notebook), "--lake", str(work / "lake"), "--figures", str(figures),
+                                      "--top", "5"])
+    ns = runpy.run_path(str(notebook), run_name="__main__")
+    hosts = ns["hosts"]
+    best = lake.read(S.HOST_CENTRALITY_TABLE).orderBy(S.PAGERANK_RANK).first()
+    assert len(hosts) == 5 and hosts["host"].iloc[0] == best[S.REV_HOST]
+    assert hosts["pagerank"].is_monotonic_decreasing
+    data = (figures / "centrality_spam.png").read_bytes()
+    assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 5_000
