@@ -409,6 +409,11 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("py4j").setLevel(logging.WARNING)
     args = build_parser().parse_args(argv)
+    from pyspark.sql import SparkSession
+
+    from linkgraph.session import clean_checkpoints
+
+    owns_session = SparkSession.getActiveSession() is None
     try:
         config = resolve_config(args)
         return COMMANDS[args.command](args, config)
@@ -425,6 +430,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"linkgraph {args.command}: error: no Hadoop FileSystem for scheme '{missing}' in this Spark session "
               f"(add its connector, e.g. hadoop-aws for s3a, to spark.jars.packages)", file=sys.stderr)
         return EXIT_USAGE
+    finally:
+        # a session this command started ends with it: its checkpoints are no use to anyone after
+        session = SparkSession.getActiveSession() if owns_session else None
+        if session is not None:
+            clean_checkpoints(session)
 
 
 if __name__ == "__main__":

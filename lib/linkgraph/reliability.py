@@ -124,17 +124,25 @@ def guard_new_page_ids(lake, read_version: int | None, numbered: DataFrame) -> N
     from pyspark.sql import functions as F
 
     from linkgraph import schemas as S
+    from linkgraph.rows import one_row
 
     read = read_version if read_version is not None else -1
     later = lake.delta_table(S.PAGES_TABLE).history().where(F.col("version") > F.lit(read))
     if later.count() <= 1:   # only this ingest's own commit (or none)
         return
-    shared = lake.read(S.PAGES_TABLE).groupBy(S.PAGE_ID).count().where(F.col("count") > 1)
+    # an id used twice is one of this ingest's new ids: all are >= the smallest of them, so only
+    # the files holding such ids are read (and a delete touches only those)
+    first_new = one_row(numbered.agg(F.min(S.PAGE_ID)))[0]
+    if first_new is None:
+        return
+    shared = (lake.read(S.PAGES_TABLE).where(F.col(S.PAGE_ID) >= F.lit(first_new))
+              .groupBy(S.PAGE_ID).count().where(F.col("count") > 1))
     if not shared.limit(1).count():
         return
     mine = numbered.select(S.URL, S.PAGE_ID)
     lake.delta_table(S.PAGES_TABLE).alias("t").merge(
-        mine.alias("s"), f"t.{S.URL} = s.{S.URL} AND t.{S.PAGE_ID} = s.{S.PAGE_ID}"
+        mine.alias("s"),
+        f"t.{S.URL} = s.{S.URL} AND t.{S.PAGE_ID} = s.{S.PAGE_ID} AND t.{S.PAGE_ID} >= {int(first_new)}",
     ).whenMatchedDelete().execute()
     raise ConcurrentPageIdException(
         "another ingest committed new pages with the same new page ids while this one ran; "

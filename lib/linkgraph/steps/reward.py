@@ -318,8 +318,8 @@ def _prune(lake: Lake, doomed: DataFrame, inputs: _Inputs, run_id: str, pruned_a
         )
     )
     lake.append(S.PRUNED_PAGES_TABLE, audit)  # run ids are unique: an append adds each row once
-    deleted_links = lake.delete_matching(S.LINKS_TABLE, touching, [S.SRC_ID, S.DST_ID]).deleted
-    lake.delete_matching(S.PAGES_TABLE, doomed, [S.PAGE_ID])
+    deleted_links = lake.delete_matching(S.LINKS_TABLE, touching, [S.SRC_ID, S.DST_ID], prune_on=S.SRC_ID).deleted
+    lake.delete_matching(S.PAGES_TABLE, doomed, [S.PAGE_ID], prune_on=S.PAGE_ID)
     return deleted_links
 
 

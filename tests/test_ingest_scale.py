@@ -1,0 +1,95 @@
+"""Batch-proportional writes (issue 16): key ranges in MERGE conditions, clustered tables with
+deletion vectors, the insert-only path of links to new pages, and checkpoint locations."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pyspark.sql import Row
+from pyspark.testing import assertDataFrameEqual
+
+from linkgraph import schemas as S
+from linkgraph import tables as T
+from linkgraph.config import LakeConfig
+from linkgraph.io.delta import Lake, close_smallest_gaps, key_ranges, ranges_condition
+from linkgraph.session import checkpoint_dir_of_lake
+
+DAY1, DAY2 = datetime(2026, 1, 1), datetime(2026, 1, 2)
+
+
+def test_close_smallest_gaps_keeps_the_largest():
+    ranges = [(1, 3), (10, 11), (50, 50), (1000, 1000)]
+    assert close_smallest_gaps(ranges, 4) == ranges
+    assert close_smallest_gaps(ranges, 3) == [(1, 11), (50, 50), (1000, 1000)]
+    assert close_smallest_gaps(ranges, 2) == [(1, 50), (1000, 1000)]
+    assert close_smallest_gaps(ranges, 1) == [(1, 1000)]
+    assert ranges_condition("t.x", []) == "false"
+    assert ranges_condition("t.x", [(1, 2), (5, 5)]) == "(t.x BETWEEN 1 AND 2 OR t.x BETWEEN 5 AND 5)"
+
+
+def test_key_ranges_cover_every_value(spark):
+    df = spark.createDataFrame([(v,) for v in (1, 2, 3, 10, 11, 50, 1000)] + [(None,)], "id LONG")
+    assert key_ranges(df, "id", max_ranges=3) == [(1, 11), (50, 50), (1000, 1000)]
+    assert key_ranges(df, "id", max_ranges=2) == [(1, 50), (1000, 1000)]
+    assert key_ranges(df.where("id IS NULL"), "id") == []
+
+
+def _link(src, dst, anchor, seen):
+    return Row(src_id=src, dst_id=dst, anchor_text=anchor, context_window=None, link_type="INTERNAL",
+               position=None, discovered_at=DAY1, last_seen_at=seen)
+
+
+def _last_merge_metrics(lake):
+    return lake.delta_table(S.LINKS_TABLE).history(1).first()["operationMetrics"]
+
+
+def test_links_merge_reads_and_touches_only_the_batch_files(spark, tmp_path):
+    """Four files of ten sources each; a batch updating one link of sources 10-19 and adding links
+    of a page new in the batch reads one stored file, rewrites none (a deletion vector marks the
+    updated row) and leaves the other rows as they were."""
+    lake = Lake(spark, LakeConfig(path=str(tmp_path / "lake")))
+    T.ensure_core_tables(lake)
+    props = lake.delta_table(S.LINKS_TABLE).detail().first()["properties"]
+    assert props.get("delta.enableDeletionVectors") == "true"
+    stored = [_link(s, s + 1, f"a{s}", DAY1) for s in range(40)]
+    for part in range(4):
+        lake.append(S.LINKS_TABLE, spark.createDataFrame(stored[part * 10:(part + 1) * 10], S.LINKS).coalesce(1))
+
+    batch = spark.createDataFrame([_link(12, 13, "newer", DAY2), _link(40, 3, "new page", DAY2),
+                                   _link(5, 40, "to new page", DAY2)], S.LINKS)
+    inserted, updated = T.upsert_links(lake, batch, new_from=40)
+    assert (inserted, updated) == (2, 1)
+
+    history = lake.delta_table(S.LINKS_TABLE).history(2).orderBy("version").collect()
+    new_pages_merge, recrawl_merge = (h["operationMetrics"] for h in history)
+    assert new_pages_merge["numTargetFilesAfterSkipping"] == "0"   # reads no stored file
+    assert recrawl_merge["numTargetFilesBeforeSkipping"] == "4"
+    assert recrawl_merge["numTargetFilesAfterSkipping"] == "1"
+    assert recrawl_merge["numTargetFilesRemoved"] == "0"
+    assert recrawl_merge["numTargetDeletionVectorsAdded"] == "1"
+
+    expected = [r for r in stored if r.src_id != 12] + [_link(12, 13, "newer", DAY2), _link(40, 3, "new page", DAY2),
+                                                       _link(5, 40, "to new page", DAY2)]
+    assertDataFrameEqual(lake.read(S.LINKS_TABLE), spark.createDataFrame(expected, S.LINKS))
+
+    # the same batch again changes nothing
+    assert T.upsert_links(lake, batch) == (0, 0)
+
+
+def test_prune_delete_reads_only_the_files_of_its_keys(spark, tmp_path):
+    lake = Lake(spark, LakeConfig(path=str(tmp_path / "lake")))
+    T.ensure_core_tables(lake)
+    stored = [_link(s, s + 1, f"a{s}", DAY1) for s in range(30)]
+    for part in range(3):
+        lake.append(S.LINKS_TABLE, spark.createDataFrame(stored[part * 10:(part + 1) * 10], S.LINKS).coalesce(1))
+    doomed = spark.createDataFrame([(25, 26), (27, 28)], "src_id LONG, dst_id LONG")
+    assert lake.delete_matching(S.LINKS_TABLE, doomed, [S.SRC_ID, S.DST_ID], prune_on=S.SRC_ID).deleted == 2
+    metrics = _last_merge_metrics(lake)
+    assert metrics["numTargetFilesAfterSkipping"] == "1"
+    assert metrics["numTargetFilesRemoved"] == "0"
+    assert lake.read(S.LINKS_TABLE).count() == 28
+
+
+def test_checkpoints_default_to_the_lake():
+    assert checkpoint_dir_of_lake("s3a://crawl-lake/linkgraph/") == "s3a://crawl-lake/linkgraph/_checkpoints"
+    assert checkpoint_dir_of_lake("file:/data/lake") == "file:/data/lake/_checkpoints"
