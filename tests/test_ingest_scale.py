@@ -93,3 +93,38 @@ def test_prune_delete_reads_only_the_files_of_its_keys(spark, tmp_path):
 def test_checkpoints_default_to_the_lake():
     assert checkpoint_dir_of_lake("s3a://crawl-lake/linkgraph/") == "s3a://crawl-lake/linkgraph/_checkpoints"
     assert checkpoint_dir_of_lake("file:/data/lake") == "file:/data/lake/_checkpoints"
+
+
+FAST_PATH_CASES = [
+    "http://example.com/a/b", "https://www.example.com/a?x=1&y=2", "http://a_b.example.com/x", "https://blogspot.com/",
+    "http://xn--bcher-kva.example.com/", "http://1.2.3.4/x", "http://foo.invalidtld/", "http://xn--zz.example.com/x",
+    "http://1.2.3.999/x", "http://www.example.com/a?", "http://www.example.com/a/./b", "http://www.example.com/a#f",
+    "http://Example.com/", "http://example.com", "http://localhost/x", "http://com/x", "http://www.example.com:80/x",
+    "http://user@example.com/x", "http://example.com/%7Euser", "http://example.com/a b", " http://example.com/x",
+    "http://example.com/x\n", "http://a.example.com/\u00e9", "mailto:x@example.com", None, "",
+]
+
+
+def test_canonical_urls_built_in_path_agrees_with_canonicalize(spark):
+    """The URLs Spark's built-in functions take as they are and those left to ``canonicalize``
+    (hosts looked up once per host) give what ``canonicalize`` gives each URL."""
+    from linkgraph import urls
+    from linkgraph.ingest import canonical_urls
+
+    raw = spark.createDataFrame([(u, "http://example.com/a/b") for u in FAST_PATH_CASES], "from_url STRING, to_url STRING")
+    got = {r["_raw"]: tuple(r["_canonical"]) for r in canonical_urls(raw).collect()}
+    assert len(got) == len(FAST_PATH_CASES)
+    for url in FAST_PATH_CASES:
+        assert got[url] == tuple(urls.canonicalize(url)), url
+
+
+def test_host_order_keeps_hosts_contiguous_whatever_the_ids(spark):
+    """Ids given batch by batch interleave hosts; the order by url_key does not ('.' sorts
+    before '/': a host's subdomains come right before its own pages)."""
+    from linkgraph.ids import host_order
+
+    pages = spark.createDataFrame(
+        [(0, "com.a/x"), (1, "com.b/x"), (2, "com.a/y"), (3, None), (4, "com.b/a"), (5, "com.a.www/")],
+        "page_id LONG, url_key STRING")
+    expected = spark.createDataFrame([(5, 0), (0, 1), (2, 2), (4, 3), (1, 4), (3, 5)], "page_id LONG, position LONG")
+    assertDataFrameEqual(host_order(pages), expected)

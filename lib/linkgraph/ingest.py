@@ -53,6 +53,22 @@ def canonical_url(raw_urls: pd.Series) -> pd.DataFrame:
     return urls.canonicalize_series(raw_urls)
 
 
+HOST_INFO = StructType(
+    [
+        StructField("host", StringType(), True),
+        StructField("registered_domain", StringType(), True),
+        StructField("reason", StringType(), True),
+        StructField("detail", StringType(), True),
+    ]
+)
+
+
+@pandas_udf(HOST_INFO)  # type: ignore[call-overload]  # as above
+def host_info(hosts: pd.Series) -> pd.DataFrame:
+    """Arrow-batched host validation, IDNA form and registered domain (``urls.host_info_series``)."""
+    return urls.host_info_series(hosts)
+
+
 @pandas_udf(StringType())  # type: ignore[call-overload]  # as above
 def url_key(canonical_urls: pd.Series) -> pd.Series:
     """The id-order key of a canonical URL: host reversed, then port, path and query."""
@@ -134,9 +150,29 @@ def classify_link_type(df: DataFrame) -> DataFrame:
 def canonical_urls(raw: DataFrame) -> DataFrame:
     """``_raw`` (each distinct ``from_url``/``to_url`` of the batch, null included) and
     ``_canonical`` (its :data:`CANONICAL_URL`): every URL is canonicalised once per batch, however
-    many records name it (a page is named by about as many records as it has links)."""
+    many records name it (a page is named by about as many records as it has links).
+
+    The common case is left to Spark's built-in functions: a URL of the shape
+    ``urls.FAST_CANONICAL_URL`` is its own canonical form when its host is, so only its host is
+    looked up (once per distinct host, Arrow-batched); any other URL, and one whose host is not
+    already canonical, goes through ``urls.canonicalize`` (Arrow-batched).
+    """
     ends = raw.select(F.col(S.FROM_URL).alias("_raw")).union(raw.select(F.col(S.TO_URL).alias("_raw"))).distinct()
-    return ends.withColumn("_canonical", canonical_url(F.col("_raw")))
+    is_fast = F.coalesce(F.col("_raw").rlike(urls.FAST_CANONICAL_URL) & ~F.col("_raw").contains("/."), F.lit(False))
+    fast = ends.where(is_fast).withColumn("_host", F.regexp_extract("_raw", r"^https?://([^/]+)/", 1))
+    hosts = fast.select("_host").distinct().withColumn("_info", host_info(F.col("_host")))
+    looked_up = fast.join(hosts, on="_host", how="inner")
+    canonical_host = F.coalesce(F.col("_info.host") == F.col("_host"), F.lit(False))
+    taken = looked_up.where(canonical_host).select(
+        "_raw",
+        F.struct(
+            F.col("_raw").alias("url"), F.col("_host").alias("host"),
+            F.col("_info.registered_domain").alias("registered_domain"),
+            F.lit(None).cast("string").alias("reason"), F.lit(None).cast("string").alias("detail"),
+        ).alias("_canonical"),
+    )
+    rest = ends.where(~is_fast).unionByName(looked_up.where(~canonical_host).select("_raw"))
+    return taken.unionByName(rest.withColumn("_canonical", canonical_url(F.col("_raw"))))
 
 
 def validate_edges(raw: DataFrame, config: IngestConfig) -> DataFrame:
