@@ -61,12 +61,15 @@ def test_links_merge_reads_and_touches_only_the_batch_files(spark, tmp_path):
     assert (inserted, updated) == (2, 1)
 
     history = lake.delta_table(S.LINKS_TABLE).history(2).orderBy("version").collect()
-    new_pages_merge, recrawl_merge = (h["operationMetrics"] for h in history)
-    assert new_pages_merge["numTargetFilesAfterSkipping"] == "0"   # reads no stored file
-    assert recrawl_merge["numTargetFilesBeforeSkipping"] == "4"
-    assert recrawl_merge["numTargetFilesAfterSkipping"] == "1"
-    assert recrawl_merge["numTargetFilesRemoved"] == "0"
-    assert recrawl_merge["numTargetDeletionVectorsAdded"] == "1"
+    new_pages_merge, recrawl_merge = history
+    assert ">= 40) OR (dst_id#" in new_pages_merge["operationParameters"]["predicate"]
+    assert new_pages_merge["operationMetrics"]["numTargetRowsInserted"] == "2"
+    # the recrawl MERGE's condition carries the batch's src_id range, which only one stored file overlaps
+    assert ">= 12) AND (src_id#" in recrawl_merge["operationParameters"]["predicate"]
+    assert len(lake.read(S.LINKS_TABLE).where("src_id BETWEEN 12 AND 12").inputFiles()) == 1
+    metrics = recrawl_merge["operationMetrics"]
+    assert (metrics["numTargetFilesRemoved"], metrics["numTargetDeletionVectorsAdded"]) == ("0", "1")
+    assert len(lake.read(S.LINKS_TABLE).where("src_id >= 40 OR dst_id >= 40").inputFiles()) == 1  # the new one
 
     expected = [r for r in stored if r.src_id != 12] + [_link(12, 13, "newer", DAY2), _link(40, 3, "new page", DAY2),
                                                        _link(5, 40, "to new page", DAY2)]
@@ -85,8 +88,7 @@ def test_prune_delete_reads_only_the_files_of_its_keys(spark, tmp_path):
     doomed = spark.createDataFrame([(25, 26), (27, 28)], "src_id LONG, dst_id LONG")
     assert lake.delete_matching(S.LINKS_TABLE, doomed, [S.SRC_ID, S.DST_ID], prune_on=S.SRC_ID).deleted == 2
     metrics = _last_merge_metrics(lake)
-    assert metrics["numTargetFilesAfterSkipping"] == "1"
-    assert metrics["numTargetFilesRemoved"] == "0"
+    assert (metrics["numTargetFilesRemoved"], metrics["numTargetDeletionVectorsAdded"]) == ("0", "1")
     assert lake.read(S.LINKS_TABLE).count() == 28
 
 
