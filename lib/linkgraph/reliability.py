@@ -111,7 +111,7 @@ def unreadable_input(exc: BaseException) -> str | None:
     return None
 
 
-def guard_new_page_ids(lake, read_version: int | None, numbered: DataFrame) -> None:
+def guard_new_page_ids(lake, read_version: int | None, numbered: DataFrame) -> bool:
     """After the pages MERGE: make sure no page id is used twice.
 
     New page ids are numbered from ``max(page_id)`` of the ``pages`` version ``read_version``, read
@@ -120,6 +120,10 @@ def guard_new_page_ids(lake, read_version: int | None, numbered: DataFrame) -> N
     The later committer finds the other commit in the table's history; if ids are then shared, it
     deletes the rows it inserted (``numbered``: url, page_id) in one commit and raises
     ``ConcurrentPageIdException``, which ``retry_on_conflict`` treats as a conflict.
+
+    Returns True when no other commit came in between: every page id from the first of
+    ``numbered`` on is then one this ingest inserted, so no stored link can have an end there
+    (``tables.upsert_links`` writes such links with an insert-only MERGE).
     """
     from pyspark.sql import functions as F
 
@@ -129,16 +133,16 @@ def guard_new_page_ids(lake, read_version: int | None, numbered: DataFrame) -> N
     read = read_version if read_version is not None else -1
     later = lake.delta_table(S.PAGES_TABLE).history().where(F.col("version") > F.lit(read))
     if later.count() <= 1:   # only this ingest's own commit (or none)
-        return
+        return True
     # an id used twice is one of this ingest's new ids: all are >= the smallest of them, so only
     # the files holding such ids are read (and a delete touches only those)
     first_new = one_row(numbered.agg(F.min(S.PAGE_ID)))[0]
     if first_new is None:
-        return
+        return False
     shared = (lake.read(S.PAGES_TABLE).where(F.col(S.PAGE_ID) >= F.lit(first_new))
               .groupBy(S.PAGE_ID).count().where(F.col("count") > 1))
     if not shared.limit(1).count():
-        return
+        return False
     mine = numbered.select(S.URL, S.PAGE_ID)
     lake.delta_table(S.PAGES_TABLE).alias("t").merge(
         mine.alias("s"),

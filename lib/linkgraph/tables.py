@@ -77,26 +77,26 @@ def upsert_links(lake: Lake, links: DataFrame, new_from: int | None = None) -> t
     """MERGE links on (src_id, dst_id); a newer sighting replaces anchor/context/type/position.
 
     The MERGE reads only the files of the batch's src_id ranges.  With ``new_from`` (the first
-    page id this ingest inserted: no stored link had an end at an id from it on when the batch
-    was planned) the links with such an end are new for certain and go through a MERGE of their
-    own, restricted to the files holding such ids: it reads none of the stored links (only what
-    a concurrent ingest may have added meanwhile, which keeps the rule exact) and only inserts.
-    Returns (inserted, updated) over both.
+    page id this ingest inserted, every id from it on being its own: no stored link has an end
+    there) the links with such an end are new for certain and go through an insert-only MERGE
+    restricted to the files that hold such ids: it reads none of the stored links (only what a
+    concurrent ingest may add meanwhile, which Delta then reports as a conflict) and Delta reads
+    its source once.  Returns (inserted, updated) over both.
     """
+    inserted = 0
+    if new_from is not None:
+        new_end = (F.col(S.SRC_ID) >= new_from) | (F.col(S.DST_ID) >= new_from)
+        inserted = lake.merge(S.LINKS_TABLE, links.where(new_end), [S.SRC_ID, S.DST_ID], update_set={},
+                              target_filter=f"t.{S.SRC_ID} >= {int(new_from)} OR t.{S.DST_ID} >= {int(new_from)}",
+                              ).inserted
+        links = links.where(~new_end)
     condition, widened = _widen_sightings(S.DISCOVERED_AT, S.LAST_SEEN_AT)
     newer = "(s.last_seen_at > t.last_seen_at OR (t.last_seen_at IS NULL AND s.last_seen_at IS NOT NULL))"
     replaced = {c: f"CASE WHEN {newer} THEN s.{c} ELSE t.{c} END"
                 for c in (S.ANCHOR_TEXT, S.CONTEXT_WINDOW, S.LINK_TYPE, S.POSITION)}
-    keys, update_set = [S.SRC_ID, S.DST_ID], {**replaced, **widened}
-    inserted = updated = 0
-    if new_from is not None:
-        new_end = (F.col(S.SRC_ID) >= new_from) | (F.col(S.DST_ID) >= new_from)
-        first = lake.merge(S.LINKS_TABLE, links.where(new_end), keys, update_set, condition,
-                           target_filter=f"t.{S.SRC_ID} >= {int(new_from)} OR t.{S.DST_ID} >= {int(new_from)}")
-        inserted, updated = first.inserted, first.updated
-        links = links.where(~new_end)
-    metrics = lake.merge(S.LINKS_TABLE, links, keys, update_set, condition, prune_on=S.SRC_ID)
-    return inserted + metrics.inserted, updated + metrics.updated
+    metrics = lake.merge(S.LINKS_TABLE, links, [S.SRC_ID, S.DST_ID], update_set={**replaced, **widened},
+                         update_condition=condition, prune_on=S.SRC_ID)
+    return inserted + metrics.inserted, metrics.updated
 
 
 def insert_missing(lake: Lake, table: str, rows: DataFrame, keys: list[str]) -> int:

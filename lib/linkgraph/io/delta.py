@@ -170,12 +170,15 @@ class Lake:
         (source).
 
         ``prune_on`` (an integer key column) adds the ranges of the source's values of it to the
-        condition (:func:`key_range_condition`), ``target_filter`` any other predicate on ``t``
-        that every possible match satisfies: Delta then reads and touches only the files whose
-        statistics overlap them, so the cost follows the batch, not the table.
+        condition (:func:`key_ranges`; an empty source is not merged at all), ``target_filter``
+        any other predicate on ``t`` that every possible match satisfies: Delta then reads and
+        touches only the files whose statistics overlap them, so the cost follows the batch, not
+        the table.
         """
         version_before = self.version(table)
         condition = _merge_condition(updates, keys, prune_on, target_filter)
+        if condition is None:
+            return _nothing_merged(version_before)
         merge = self.delta_table(table).alias("t").merge(updates.alias("s"), condition)
         if update_set is None:
             update_set = {c: f"s.`{c}`" for c in updates.columns if c not in keys}
@@ -214,6 +217,8 @@ class Lake:
         version_before = self.version(table)
         keys_df = keys_df.select(*keys)
         condition = _merge_condition(keys_df, keys, prune_on, None)
+        if condition is None:
+            return _nothing_merged(version_before)
         merge = self.delta_table(table).alias("t").merge(keys_df.alias("s"), condition)
         merge.whenMatchedDelete().execute()
         return self._merge_metrics_since(table, version_before)
@@ -222,23 +227,30 @@ class Lake:
 # --- key ranges: batch-proportional MERGEs -------------------------------------------------------
 
 def key_ranges(df: DataFrame, column: str, max_ranges: int = MAX_KEY_RANGES) -> list[tuple[int, int]]:
+    """See :func:`key_ranges_and_rows`."""
+    return key_ranges_and_rows(df, column, max_ranges)[0]
+
+
+def key_ranges_and_rows(df: DataFrame, column: str,
+                        max_ranges: int = MAX_KEY_RANGES) -> tuple[list[tuple[int, int]], int]:
     """At most ``max_ranges`` closed ranges ``(low, high)`` that cover every non-null value of the
     integer ``column`` of ``df``, with the largest gaps between its values left out.
 
     Two small aggregates: the minimum and maximum, then per bucket (``16 * max_ranges`` equal
     buckets between them) the smallest and largest value; the driver receives at most that many
-    rows, whatever the size of ``df``, and closes the smallest gaps between bucket ranges.
+    rows, whatever the size of ``df``, and closes the smallest gaps between bucket ranges.  Also
+    returns the number of rows of ``df``.
     """
-    bounds = one_row(df.agg(F.min(column).alias("lo"), F.max(column).alias("hi")))
+    bounds = one_row(df.agg(F.min(column).alias("lo"), F.max(column).alias("hi"), F.count(F.lit(1)).alias("n")))
     if bounds["lo"] is None:
-        return []
+        return [], int(bounds["n"])
     low, high = int(bounds["lo"]), int(bounds["hi"])
     width = max(1, -(-(high - low + 1) // (16 * max_ranges)))
     bucket = F.floor((F.col(column) - F.lit(low)) / F.lit(width))
     rows = (df.where(F.col(column).isNotNull()).groupBy(bucket.alias("_bucket"))
             .agg(F.min(column).alias("lo"), F.max(column).alias("hi")).orderBy("_bucket").collect())
     ranges = [(int(r["lo"]), int(r["hi"])) for r in rows]
-    return close_smallest_gaps(ranges, max_ranges)
+    return close_smallest_gaps(ranges, max_ranges), int(bounds["n"])
 
 
 def close_smallest_gaps(ranges: list[tuple[int, int]], max_ranges: int) -> list[tuple[int, int]]:
@@ -263,15 +275,19 @@ def ranges_condition(column: str, ranges: list[tuple[int, int]]) -> str:
     return "(" + " OR ".join(f"{column} BETWEEN {lo} AND {hi}" for lo, hi in ranges) + ")"
 
 
-def key_range_condition(source: DataFrame, column: str, alias: str = "t") -> str:
-    """A predicate on ``<alias>.<column>`` that holds for every value ``source`` has in ``column``."""
-    return ranges_condition(f"{alias}.`{column}`", key_ranges(source, column))
+def _nothing_merged(version: int | None) -> MergeMetrics:
+    return MergeMetrics(inserted=0, updated=0, deleted=0, version=-1 if version is None else version)
 
 
-def _merge_condition(source: DataFrame, keys: list[str], prune_on: str | None, target_filter: str | None) -> str:
+def _merge_condition(source: DataFrame, keys: list[str], prune_on: str | None, target_filter: str | None) -> str | None:
+    """The MERGE condition: keys equal, plus the source's key ranges and ``target_filter``; None
+    when ``prune_on`` finds the source empty (the MERGE would change nothing)."""
     parts = [f"t.`{k}` = s.`{k}`" for k in keys]
     if prune_on is not None:
-        parts.append(key_range_condition(source, prune_on))
+        ranges, rows = key_ranges_and_rows(source, prune_on)
+        if not rows:
+            return None
+        parts.append(ranges_condition(f"t.`{prune_on}`", ranges))
     if target_filter is not None:
         parts.append(f"({target_filter})")
     return " AND ".join(parts)

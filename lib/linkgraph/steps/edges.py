@@ -73,9 +73,8 @@ def ingest_edges(lake: Lake, config: Config, raw: DataFrame, report: IngestRepor
         # rejects and links are materialised: the validated records are not cached any longer
         validated.unpersist()
         T.ensure_core_tables(lake)
-        first_new_id = _upsert_url_pages(lake, links, report)
+        new_from = _upsert_url_pages(lake, links, report)
         resolved = I.links_with_ids(links, lake.read(S.PAGES_TABLE))
-        new_from = first_new_id if report.pages_inserted else None
         report.links_inserted, report.links_updated = T.upsert_links(lake, resolved, new_from=new_from)
         report.rejects_inserted = T.write_rejects(lake, rejects)
     finally:
@@ -84,10 +83,11 @@ def ingest_edges(lake: Lake, config: Config, raw: DataFrame, report: IngestRepor
                 frame.unpersist()
 
 
-def _upsert_url_pages(lake: Lake, links: DataFrame, report: IngestReport) -> int:
+def _upsert_url_pages(lake: Lake, links: DataFrame, report: IngestReport) -> int | None:
     """The pages of a batch of links: new URLs numbered after the largest stored id, known ones
     widened; a concurrent ingest that took the same ids is detected (``guard_new_page_ids``).
-    Returns the first id given to a new page."""
+    Returns the first id given to a new page when every id from it on is this ingest's own (no
+    other ingest committed pages meanwhile), else None."""
     pages_read_version = lake.version(S.PAGES_TABLE)
     existing = lake.read(S.PAGES_TABLE)
     if existing.where(F.col(S.URL).isNull()).limit(1).count():
@@ -100,8 +100,8 @@ def _upsert_url_pages(lake: Lake, links: DataFrame, report: IngestReport) -> int
     known_pages = pages_batch.join(existing.select(S.URL, S.PAGE_ID, S.URL_KEY), on=S.URL, how="inner")
     pages_update = new_pages.unionByName(known_pages.select(*[f.name for f in S.PAGES.fields]))
     report.pages_inserted, report.pages_updated = T.upsert_pages(lake, pages_update, key=S.URL)
-    guard_new_page_ids(lake, pages_read_version, new_pages)
-    return first_new_id
+    alone = guard_new_page_ids(lake, pages_read_version, new_pages)
+    return first_new_id if alone and report.pages_inserted else None
 
 
 def ingest_arcs(lake: Lake, config: Config, arcs_raw: DataFrame, report: IngestReport) -> None:
