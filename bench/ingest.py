@@ -127,20 +127,18 @@ def incremental(spark: SparkSession, config, workdir: Path, n_base: int, fractio
     report = ingest_step(spark, config, batch, "parquet")
     print(f"batch:  {time.monotonic() - started:8.1f} s  ({report.summary()})", flush=True)
     commits = links.history().where(F.col("version") > before).collect()
-    written = removed = read_files = 0
+    written = removed = 0
     for commit in commits:
         metrics = commit["operationMetrics"] or {}
         written += int(metrics.get("numTargetBytesAdded", metrics.get("numOutputBytes", 0)))
         removed += int(metrics.get("numTargetBytesRemoved", 0))
-        read_files += int(metrics.get("numTargetFilesAfterSkipping", 0))
-        print(f"  links v{commit['version']} {commit['operation']}: files read "
-              f"{metrics.get('numTargetFilesAfterSkipping')}/{metrics.get('numTargetFilesBeforeSkipping')}, "
+        print(f"  links v{commit['version']} {commit['operation']}: "
               f"rows +{metrics.get('numTargetRowsInserted')} ~{metrics.get('numTargetRowsUpdated')}, "
               f"bytes +{metrics.get('numTargetBytesAdded')} -{metrics.get('numTargetBytesRemoved')}, "
               f"deletion vectors +{metrics.get('numTargetDeletionVectorsAdded')}", flush=True)
     table_bytes = int(links.detail().first()["sizeInBytes"])
     print(f"links: {table_bytes:,} bytes; the batch wrote {written:,} bytes and removed {removed:,} bytes of "
-          f"files in {len(commits)} commits, reading {read_files} stored files", flush=True)
+          f"files in {len(commits)} commits", flush=True)
     fraction_rewritten = (written + removed) / table_bytes
     print(f"incremental_rewrite_fraction={fraction_rewritten:.4f}")
     return fraction_rewritten
