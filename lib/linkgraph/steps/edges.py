@@ -61,7 +61,7 @@ def count_rejects(rejects: DataFrame, report: IngestReport) -> None:
 def ingest_edges(lake: Lake, config: Config, raw: DataFrame, report: IngestReport) -> None:
     """Validate raw edge records and upsert them: pages (new ones numbered), links, rejects."""
     validated = I.validate_edges(raw, config.ingest).persist(StorageLevel.MEMORY_AND_DISK)
-    links = rejects = None
+    links = rejects = resolved = None
     try:
         report.read = validated.count()
         links, duplicates = I.split_duplicates(validated.where(F.col(S.REASON).isNull()))
@@ -74,11 +74,15 @@ def ingest_edges(lake: Lake, config: Config, raw: DataFrame, report: IngestRepor
         validated.unpersist()
         T.ensure_core_tables(lake)
         new_from = _upsert_url_pages(lake, links, report)
-        resolved = I.links_with_ids(links, lake.read(S.PAGES_TABLE))
+        # the resolved links are read by up to two MERGEs and their key ranges: cached in place of
+        # the links by URL, so the id joins run once and one full-width frame is cached at a time
+        resolved = I.links_with_ids(links, lake.read(S.PAGES_TABLE)).persist(StorageLevel.MEMORY_AND_DISK)
+        resolved.count()
+        links.unpersist()
         report.links_inserted, report.links_updated = T.upsert_links(lake, resolved, new_from=new_from)
         report.rejects_inserted = T.write_rejects(lake, rejects)
     finally:
-        for frame in (validated, links, rejects):
+        for frame in (validated, links, rejects, resolved):
             if frame is not None:
                 frame.unpersist()
 
