@@ -93,7 +93,11 @@ def _upsert_url_pages(lake: Lake, links: DataFrame, report: IngestReport) -> int
     Returns the first id given to a new page when every id from it on is this ingest's own (no
     other ingest committed pages meanwhile), else None."""
     pages_read_version = lake.version(S.PAGES_TABLE)
-    existing = lake.read(S.PAGES_TABLE)
+    # new and known pages both from this one version: a lazy read would see a concurrent ingest's
+    # pages in the known ones but not in the new ones numbered before it, and the MERGE source
+    # would hold such a URL twice (DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE)
+    existing = (lake.read(S.PAGES_TABLE) if pages_read_version is None
+                else lake.read_version(S.PAGES_TABLE, pages_read_version))
     if existing.where(F.col(S.URL).isNull()).limit(1).count():
         raise readers.InputSchemaError(
             f"lake {lake.root} holds an arc-list graph (pages without URLs); ingest URL edges into a lake of their own"
