@@ -396,8 +396,8 @@ def _prune(lake: Lake, doomed: DataFrame, inputs: _Inputs, run_id: str, pruned_a
     )
     lake.ensure(S.PRUNED_PAGES_TABLE, S.PRUNED_PAGES)
     T.insert_missing(lake, S.PRUNED_PAGES_TABLE, audit, [S.RUN_ID, S.PAGE_ID])   # a retry adds nothing
-    lake.delete_matching(S.LINKS_TABLE, touching, [S.SRC_ID, S.DST_ID])
-    lake.delete_matching(S.PAGES_TABLE, doomed, [S.PAGE_ID])
+    lake.delete_matching(S.LINKS_TABLE, touching, [S.SRC_ID, S.DST_ID], prune_on=S.SRC_ID)
+    lake.delete_matching(S.PAGES_TABLE, doomed, [S.PAGE_ID], prune_on=S.PAGE_ID)
     return touching.count()   # the links of the recorded version (a retry finds them deleted already)
 
 
