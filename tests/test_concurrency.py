@@ -179,11 +179,11 @@ def test_page_id_guard_removes_its_pages_even_when_its_delete_conflicts(spark, b
     deletes = []
     delete_matching = Lake.delete_matching
 
-    def conflicting_once(self, table, keys_df, keys):
+    def conflicting_once(self, table, keys_df, keys, **options):
         deletes.append(table)
         if len(deletes) == 1:
             raise ConcurrentAppendException("Files were added to the root of the table by a concurrent update.")
-        return delete_matching(self, table, keys_df, keys)
+        return delete_matching(self, table, keys_df, keys, **options)
 
     monkeypatch.setattr(Lake, "delete_matching", conflicting_once)
     with pytest.raises(ConcurrentPageIdException):

@@ -493,6 +493,16 @@ COMMANDS = {
 }
 
 
+def _active_session():
+    """This process's active SparkSession, None without one (pyspark is not imported here: a
+    process that never imported it has no session)."""
+    if "pyspark.sql" not in sys.modules:
+        return None
+    from pyspark.sql import SparkSession
+
+    return SparkSession.getActiveSession()
+
+
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("py4j").setLevel(logging.WARNING)
@@ -501,6 +511,7 @@ def main(argv: list[str] | None = None) -> int:
     except _ArgumentError as exc:
         print(exc, file=sys.stderr)
         return EXIT_USAGE
+    owns_session = _active_session() is None
     try:
         config = resolve_config(args)
         return COMMANDS[args.command](args, config)
@@ -517,6 +528,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"linkgraph {args.command}: error: no Hadoop FileSystem for scheme '{missing}' in this Spark session "
               f"(add its connector, e.g. hadoop-aws for s3a, to spark.jars.packages)", file=sys.stderr)
         return EXIT_USAGE
+    finally:
+        # a session this command started ends with it: its checkpoints are no use to anyone after
+        session = _active_session() if owns_session else None
+        if session is not None:
+            from linkgraph.session import clean_checkpoints
+
+            clean_checkpoints(session)
 
 
 if __name__ == "__main__":

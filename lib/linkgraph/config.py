@@ -58,6 +58,8 @@ class SparkConfig:
     shuffle_partitions: int = 4
     add_packages: bool = True
     graphframes: bool = False
+    # None: ``<lake>/_checkpoints`` (same file system or object store as the lake), see
+    # ``linkgraph.session.use_checkpoint_dir``; a path without a scheme takes the default file system's
     checkpoint_dir: str | None = None
     conf: dict[str, str] = field(default_factory=lambda: dict(LOCAL_SPARK_CONF))
 

@@ -8,6 +8,8 @@ from datetime import datetime, timezone
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from linkgraph import schemas as S
+
 
 def new_run_id(started_at: datetime | None = None) -> str:
     """``20261130T012200-1a2b3c4d``: the start time (UTC) and a random suffix; sorts by start."""
@@ -41,3 +43,16 @@ def number_in_order(df: DataFrame, order_by: list[str], first_id: int, id_column
         .withColumn(id_column, F.col("_offset") + position_in_partition)
         .drop("_part", "_mono", "_offset")
     )
+
+
+def host_order(pages: DataFrame, position: str = "position") -> DataFrame:
+    """``(page_id, <position>)``: the pages numbered densely ``0..n-1`` in ``url_key`` order
+    (host reversed, then path), pages without a URL key after them in page id order.
+
+    Page ids are given in that order batch by batch, so after incremental ingests a host's pages
+    are spread over id ranges; this order keeps every host's pages (and a registered domain's
+    hosts) contiguous however they were numbered, without changing stored ids: it is computed
+    where the order matters (vertex blocks, compression) and mapped back by page id.
+    """
+    keyed = pages.select(S.PAGE_ID, F.col(S.URL_KEY).isNull().alias("_no_key"), S.URL_KEY)
+    return number_in_order(keyed, ["_no_key", S.URL_KEY, S.PAGE_ID], 0, position).select(S.PAGE_ID, position)

@@ -53,6 +53,22 @@ def canonical_url(raw_urls: pd.Series) -> pd.DataFrame:
     return urls.canonicalize_series(raw_urls)
 
 
+HOST_INFO = StructType(
+    [
+        StructField("host", StringType(), True),
+        StructField("registered_domain", StringType(), True),
+        StructField("reason", StringType(), True),
+        StructField("detail", StringType(), True),
+    ]
+)
+
+
+@pandas_udf(HOST_INFO)  # type: ignore[call-overload]  # as above
+def host_info(hosts: pd.Series) -> pd.DataFrame:
+    """Arrow-batched host validation, IDNA form and registered domain (``urls.host_info_series``)."""
+    return urls.host_info_series(hosts)
+
+
 @pandas_udf(StringType())  # type: ignore[call-overload]  # as above
 def url_key(canonical_urls: pd.Series) -> pd.Series:
     """The id-order key of a canonical URL: host reversed, then port, path and query."""
@@ -131,6 +147,34 @@ def classify_link_type(df: DataFrame) -> DataFrame:
     return df.withColumn(S.LINK_TYPE, F.coalesce(_rel_types(declared_values), by_domain))
 
 
+def canonical_urls(raw: DataFrame) -> DataFrame:
+    """``_raw`` (each distinct ``from_url``/``to_url`` of the batch, null included) and
+    ``_canonical`` (its :data:`CANONICAL_URL`): every URL is canonicalised once per batch, however
+    many records name it (a page is named by about as many records as it has links).
+
+    The common case is left to Spark's built-in functions: a URL of the shape
+    ``urls.FAST_CANONICAL_URL`` is its own canonical form when its host is, so only its host is
+    looked up (once per distinct host, Arrow-batched); any other URL, and one whose host is not
+    already canonical, goes through ``urls.canonicalize`` (Arrow-batched).
+    """
+    ends = raw.select(F.col(S.FROM_URL).alias("_raw")).union(raw.select(F.col(S.TO_URL).alias("_raw"))).distinct()
+    is_fast = F.coalesce(F.col("_raw").rlike(urls.FAST_CANONICAL_URL) & ~F.col("_raw").contains("/."), F.lit(False))
+    fast = ends.where(is_fast).withColumn("_host", F.regexp_extract("_raw", r"^https?://([^/]+)/", 1))
+    hosts = fast.select("_host").distinct().withColumn("_info", host_info(F.col("_host")))
+    looked_up = fast.join(hosts, on="_host", how="inner")
+    canonical_host = F.coalesce(F.col("_info.host") == F.col("_host"), F.lit(False))
+    taken = looked_up.where(canonical_host).select(
+        "_raw",
+        F.struct(
+            F.col("_raw").alias("url"), F.col("_host").alias("host"),
+            F.col("_info.registered_domain").alias("registered_domain"),
+            F.lit(None).cast("string").alias("reason"), F.lit(None).cast("string").alias("detail"),
+        ).alias("_canonical"),
+    )
+    rest = ends.where(~is_fast).unionByName(looked_up.where(~canonical_host).select("_raw"))
+    return taken.unionByName(rest.withColumn("_canonical", canonical_url(F.col("_raw"))))
+
+
 def validate_edges(raw: DataFrame, config: IngestConfig) -> DataFrame:
     """Canonicalise both endpoints, parse and check every field, attach ``reason``/``detail``.
 
@@ -139,9 +183,13 @@ def validate_edges(raw: DataFrame, config: IngestConfig) -> DataFrame:
     src, dst = F.col("_src"), F.col("_dst")
     given_type = F.upper(F.trim(F.col(S.LINK_TYPE)))
     position = F.upper(F.trim(F.col(S.POSITION)))
+    canonical = canonical_urls(raw)
     checked = (
-        raw.withColumn("_src", canonical_url(F.col(S.FROM_URL)))
-        .withColumn("_dst", canonical_url(F.col(S.TO_URL)))
+        raw.join(canonical.select(F.col("_raw").alias("_src_raw"), F.col("_canonical").alias("_src")),
+                 on=F.col(S.FROM_URL).eqNullSafe(F.col("_src_raw")), how="left")
+        .join(canonical.select(F.col("_raw").alias("_dst_raw"), F.col("_canonical").alias("_dst")),
+              on=F.col(S.TO_URL).eqNullSafe(F.col("_dst_raw")), how="left")
+        .drop("_src_raw", "_dst_raw")
         .withColumn(DISCOVERED, _parse_timestamp(S.DISCOVERED_AT))
         .withColumn(LAST_SEEN, _parse_timestamp(S.LAST_SEEN_AT))
     )
@@ -246,6 +294,11 @@ def batch_pages(links: DataFrame) -> DataFrame:
     )
 
 
+def batch_urls(links: DataFrame) -> DataFrame:
+    """``url``: each canonical URL at either end of the batch's links, once."""
+    return links.select(F.col(SRC_URL).alias(S.URL)).union(links.select(F.col(DST_URL).alias(S.URL))).distinct()
+
+
 def new_pages_with_ids(pages_batch: DataFrame, existing_pages: DataFrame, first_id: int) -> DataFrame:
     """Pages of the batch not yet in ``existing_pages``, numbered from ``first_id`` in
     ``url_key`` order (host reversed), in the ``pages`` schema."""
@@ -257,10 +310,18 @@ def new_pages_with_ids(pages_batch: DataFrame, existing_pages: DataFrame, first_
 
 
 def links_with_ids(links: DataFrame, pages: DataFrame) -> DataFrame:
-    """Resolve both endpoint URLs to page ids; the result is in the ``links`` schema."""
-    src_ids = pages.select(F.col(S.URL).alias(SRC_URL), F.col(S.PAGE_ID).alias(S.SRC_ID))
-    dst_ids = pages.select(F.col(S.URL).alias(DST_URL), F.col(S.PAGE_ID).alias(S.DST_ID))
-    resolved = links.join(src_ids, on=SRC_URL, how="inner").join(dst_ids, on=DST_URL, how="inner")
+    """Resolve both endpoint URLs to page ids; the result is in the ``links`` schema.
+
+    The ids are resolved on narrow frames: the batch's (src_url, dst_url) pairs against the
+    (url -> page_id) projection of the batch's pages; the full records are joined once, to their
+    pair (links hold one row per pair).
+    """
+    ids = pages.select(S.URL, S.PAGE_ID).join(batch_urls(links), on=S.URL, how="left_semi")
+    src_ids = ids.select(F.col(S.URL).alias(SRC_URL), F.col(S.PAGE_ID).alias(S.SRC_ID))
+    dst_ids = ids.select(F.col(S.URL).alias(DST_URL), F.col(S.PAGE_ID).alias(S.DST_ID))
+    pairs = (links.select(SRC_URL, DST_URL).join(src_ids, on=SRC_URL, how="inner")
+             .join(dst_ids, on=DST_URL, how="inner"))
+    resolved = links.join(pairs, on=[SRC_URL, DST_URL], how="inner")
     return resolved.select(
         S.SRC_ID, S.DST_ID, S.ANCHOR_TEXT, S.CONTEXT_WINDOW, S.LINK_TYPE, S.POSITION,
         F.col(DISCOVERED).alias(S.DISCOVERED_AT), F.col(LAST_SEEN).alias(S.LAST_SEEN_AT),

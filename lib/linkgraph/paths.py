@@ -159,6 +159,13 @@ def exists(spark: SparkSession | None, path: str) -> bool:
     return bool(fs.exists(hadoop_path))
 
 
+def delete_tree(spark: SparkSession, path: str) -> bool:
+    """Delete the directory (or file) ``path`` and everything under it, through Hadoop's
+    ``FileSystem`` (local and remote alike); False when there was nothing to delete."""
+    hadoop_path, fs = _hadoop_path(spark, path)
+    return bool(fs.delete(hadoop_path, True))
+
+
 def read_bytes(spark: SparkSession, path: str) -> bytes:
     """The whole content of one (small) file, local or remote."""
     local = local_path(path)

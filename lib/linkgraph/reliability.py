@@ -119,7 +119,7 @@ def unreadable_input(exc: BaseException) -> str | None:
     return None
 
 
-def guard_new_page_ids(lake, read_version: int | None, numbered: DataFrame) -> None:
+def guard_new_page_ids(lake, read_version: int | None, numbered: DataFrame) -> bool:
     """After the pages MERGE: make sure no page id is used twice.
 
     New page ids are numbered from ``max(page_id)`` of the ``pages`` version ``read_version``, read
@@ -130,24 +130,35 @@ def guard_new_page_ids(lake, read_version: int | None, numbered: DataFrame) -> N
     raises ``ConcurrentPageIdException``, which ``retry_on_conflict`` treats as a conflict; the
     re-run numbers those pages anew.  Only rows with a shared id go: a URL both ingests numbered
     alike (same URL, same id) is one row the other ingest inserted and this one only updated.
+
+    Returns True when no other commit came in between: every page id from the first of
+    ``numbered`` on is then one this ingest inserted, so no stored link can have an end there
+    (``tables.upsert_links`` writes such links with an insert-only MERGE).
     """
     from pyspark.sql import functions as F
 
     from linkgraph import schemas as S
+    from linkgraph.rows import one_row
 
     read = read_version if read_version is not None else -1
     later = lake.delta_table(S.PAGES_TABLE).history().where(F.col("version") > F.lit(read))
     if later.count() <= 1:   # only this ingest's own commit (or none)
-        return
+        return True
+    # an id used twice is one of this ingest's new ids: all are >= the smallest of them, so only
+    # the files holding such ids are read (and the delete touches only those)
+    first_new = one_row(numbered.agg(F.min(S.PAGE_ID)))[0]
+    if first_new is None:
+        return False
     pages = lake.read_version(S.PAGES_TABLE, lake.current_version(S.PAGES_TABLE))
-    shared = pages.groupBy(S.PAGE_ID).count().where(F.col("count") > 1).select(S.PAGE_ID)
+    shared = (pages.where(F.col(S.PAGE_ID) >= F.lit(first_new))
+              .groupBy(S.PAGE_ID).count().where(F.col("count") > 1).select(S.PAGE_ID))
     if not shared.limit(1).count():
-        return
+        return False
     colliding = numbered.select(S.URL, S.PAGE_ID).join(shared, on=S.PAGE_ID, how="left_semi")
     # The delete must land, or this ingest's pages would keep the shared ids for good: it is
     # idempotent (own url and id only), so it is retried on a conflict of its own.
     retry_on_conflict(
-        lambda: lake.delete_matching(S.PAGES_TABLE, colliding, [S.URL, S.PAGE_ID]),
+        lambda: lake.delete_matching(S.PAGES_TABLE, colliding, [S.URL, S.PAGE_ID], prune_on=S.PAGE_ID),
         what="page-id guard: removing this ingest's pages with shared ids", attempts=GUARD_DELETE_ATTEMPTS,
         backoff_seconds=0.5,
     )
@@ -191,7 +202,7 @@ def check_pages_still_there(lake, read_version: int | None, batch_urls: DataFram
                              .join(ids.select(F.col(S.PAGE_ID).alias(S.DST_ID)), on=S.DST_ID, how="left_anti"))
                 .distinct().localCheckpoint(eager=True))
     retry_on_conflict(
-        lambda: lake.delete_matching(S.LINKS_TABLE, dangling, [S.SRC_ID, S.DST_ID]),
+        lambda: lake.delete_matching(S.LINKS_TABLE, dangling, [S.SRC_ID, S.DST_ID], prune_on=S.SRC_ID),
         what="removing this ingest's links to pages a concurrent prune deleted", attempts=GUARD_DELETE_ATTEMPTS,
         backoff_seconds=0.5,
     )

@@ -9,17 +9,15 @@ with Delta's extension and catalog, the pinned JVM packages and a checkpoint dir
 
 from __future__ import annotations
 
-import atexit
 import logging
 import os
-import shutil
 import sys
-import tempfile
 
 from pyspark.sql import SparkSession
 
 from linkgraph.config import SparkConfig
 from linkgraph.packages import DELTA_PACKAGE, GRAPHFRAMES_PACKAGE
+from linkgraph.paths import delete_tree, qualify
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +38,7 @@ def get_spark(spark_config: SparkConfig | None = None) -> SparkSession:
     """Return the active SparkSession, or build one from ``spark_config``."""
     active = SparkSession.getActiveSession()
     if active is not None:
-        if spark_config is not None:
+        if spark_config is not None and spark_config.checkpoint_dir:
             _ensure_checkpoint_dir(active, spark_config.checkpoint_dir)
         return active
     spark_config = spark_config or SparkConfig()
@@ -69,25 +67,44 @@ def get_spark(spark_config: SparkConfig | None = None) -> SparkSession:
 
     log.info("starting Spark (master=%s, packages=%s)", spark_config.master, settings.get("spark.jars.packages"))
     spark = builder.getOrCreate()
-    spark.sparkContext.setCheckpointDir(spark_config.checkpoint_dir or private_checkpoint_dir())
+    if spark_config.checkpoint_dir:
+        use_checkpoint_dir(spark, spark_config.checkpoint_dir)
     return spark
-
-
-def private_checkpoint_dir() -> str:
-    """A new checkpoint directory of this process's own (mode 0700 under the system's temporary
-    directory, removed at exit): the default, instead of a fixed path other users or jobs share."""
-    directory = tempfile.mkdtemp(prefix="linkgraph-checkpoints-")
-    atexit.register(shutil.rmtree, directory, True)
-    return directory
 
 
 def _ensure_checkpoint_dir(spark: SparkSession, directory: str | None) -> None:
     """Give a session the platform built (Databricks, spark-submit) the configured checkpoint
-    directory when it has none: steps that number new pages checkpoint.  Sessions without a
-    SparkContext (Spark Connect, serverless) are left alone."""
+    directory when it has none (None: each step's lake-derived one, see ``StepContext``).
+    Sessions without a SparkContext (Spark Connect, serverless) are left alone."""
+    if not directory:
+        return
     try:
-        context = spark.sparkContext
-        if context.getCheckpointDir() is None:
-            context.setCheckpointDir(directory or private_checkpoint_dir())
+        use_checkpoint_dir(spark, directory)
     except Exception as exc:  # noqa: BLE001 - no SparkContext here; such platforms manage checkpoints
         log.debug("checkpoint directory not set on the active session: %s", exc)
+
+
+def use_checkpoint_dir(spark: SparkSession, directory: str) -> str:
+    """Give the session a reliable checkpoint directory unless it has one: ``directory``
+    qualified with its file system's scheme (a path without one takes the default file system's,
+    e.g. ``hdfs://namenode/...`` on a cluster, instead of each executor's local disk).  Spark
+    checkpoints under a subdirectory of its own per application; returns that."""
+    context = spark.sparkContext
+    if not context.getCheckpointDir():
+        context.setCheckpointDir(qualify(spark, directory))
+        log.info("checkpoints under %s", context.getCheckpointDir())
+    return str(context.getCheckpointDir())
+
+
+def checkpoint_dir_of_lake(lake_root: str) -> str:
+    """The checkpoint directory used when none is configured: ``<lake>/_checkpoints``, on the
+    lake's own file system or object store (Delta ignores directories starting with ``_``)."""
+    return f"{lake_root.rstrip('/')}/_checkpoints"
+
+
+def clean_checkpoints(spark: SparkSession) -> None:
+    """Delete this application's checkpoints (the subdirectory Spark made under the configured
+    directory): called when a command ends, as no checkpoint is read after its job."""
+    directory = spark.sparkContext.getCheckpointDir()
+    if directory and delete_tree(spark, directory):
+        log.info("removed checkpoints %s", directory)

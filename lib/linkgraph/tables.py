@@ -7,7 +7,8 @@ nothing else to write.
 
 =======================  =====================================================================
 ``pages``                MERGE by url (or page_id for id-only graphs): insert, widen sightings
-``links``                MERGE by (src_id, dst_id): insert, widen sightings, newer one's columns
+``links``                MERGE by (src_id, dst_id): insert, widen sightings, newer one's columns;
+                         links to or from pages new in the batch: an insert-only MERGE
 ``rejects``              insert-only MERGE by reject_id (content-derived: stored once)
 ``sitemaps``             MERGE by url: a changed entry replaces the stored one
 ``external_authority``   the rows of one source replaced (``replaceWhere source``)
@@ -33,10 +34,19 @@ from linkgraph.io.delta import Lake
 from linkgraph.rows import one_row
 
 # --- core tables --------------------------------------------------------------------------------
+#
+# Batch-proportional writes: ``pages`` is clustered by page_id and ``links`` by src_id (liquid
+# clustering, applied by ``OPTIMIZE``), both with deletion vectors.  Each MERGE adds the ranges of
+# the batch's own key values to its condition (``prune_on``), a predicate every possible match
+# satisfies, so Delta reads only the files whose statistics overlap the batch's ids, and changed
+# rows are marked in deletion vectors instead of rewriting the files that hold them.
+
+CLUSTER_BY = {S.PAGES_TABLE: [S.PAGE_ID], S.LINKS_TABLE: [S.SRC_ID]}
+
 
 def ensure_core_tables(lake: Lake) -> None:
-    lake.ensure(S.PAGES_TABLE, S.PAGES)
-    lake.ensure(S.LINKS_TABLE, S.LINKS)
+    lake.ensure(S.PAGES_TABLE, S.PAGES, cluster_by=CLUSTER_BY[S.PAGES_TABLE])
+    lake.ensure(S.LINKS_TABLE, S.LINKS, cluster_by=CLUSTER_BY[S.LINKS_TABLE])
     lake.ensure(S.REJECTS_TABLE, S.REJECTS)
 
 
@@ -54,26 +64,46 @@ def _widen_sightings(first: str, last: str) -> tuple[str, dict[str, str]]:
 
 
 def upsert_pages(lake: Lake, pages: DataFrame, key: str) -> tuple[int, int]:
-    """MERGE pages on ``key``: insert new ones, widen first/last seen of known ones."""
+    """MERGE pages on ``key``: insert new ones, widen first/last seen of known ones.  By page_id
+    the MERGE reads only the files of the batch's id ranges; by url it reads the url column of
+    ``pages`` and marks the widened rows in deletion vectors."""
     condition, widened = _widen_sightings(S.FIRST_SEEN_AT, S.LAST_SEEN_AT)
-    metrics = lake.merge(S.PAGES_TABLE, pages, keys=[key], update_set=widened, update_condition=condition)
+    metrics = lake.merge(S.PAGES_TABLE, pages, keys=[key], update_set=widened, update_condition=condition,
+                         prune_on=S.PAGE_ID if key == S.PAGE_ID else None)
     return metrics.inserted, metrics.updated
 
 
-def upsert_links(lake: Lake, links: DataFrame) -> tuple[int, int]:
-    """MERGE links on (src_id, dst_id); a newer sighting replaces anchor/context/type/position."""
+def upsert_links(lake: Lake, links: DataFrame, new_from: int | None = None) -> tuple[int, int]:
+    """MERGE links on (src_id, dst_id); a newer sighting replaces anchor/context/type/position.
+
+    The MERGE reads only the files of the batch's src_id ranges.  With ``new_from`` (the first
+    page id this ingest inserted, every id from it on being its own: no stored link has an end
+    there) the links with such an end are new for certain and go through an insert-only MERGE
+    restricted to the files that hold such ids: it reads none of the stored links (only what a
+    concurrent ingest may add meanwhile, which Delta then reports as a conflict) and Delta reads
+    its source once.  Returns (inserted, updated) over both.
+    """
+    inserted = 0
+    if new_from is not None:
+        new_end = (F.col(S.SRC_ID) >= new_from) | (F.col(S.DST_ID) >= new_from)
+        inserted = lake.merge(S.LINKS_TABLE, links.where(new_end), [S.SRC_ID, S.DST_ID], update_set={},
+                              target_filter=f"t.{S.SRC_ID} >= {int(new_from)} OR t.{S.DST_ID} >= {int(new_from)}",
+                              ).inserted
+        links = links.where(~new_end)
     condition, widened = _widen_sightings(S.DISCOVERED_AT, S.LAST_SEEN_AT)
     newer = "(s.last_seen_at > t.last_seen_at OR (t.last_seen_at IS NULL AND s.last_seen_at IS NOT NULL))"
     replaced = {c: f"CASE WHEN {newer} THEN s.{c} ELSE t.{c} END"
                 for c in (S.ANCHOR_TEXT, S.CONTEXT_WINDOW, S.LINK_TYPE, S.POSITION)}
-    metrics = lake.merge(S.LINKS_TABLE, links, keys=[S.SRC_ID, S.DST_ID], update_set={**replaced, **widened},
-                         update_condition=condition)
-    return metrics.inserted, metrics.updated
+    metrics = lake.merge(S.LINKS_TABLE, links, [S.SRC_ID, S.DST_ID], update_set={**replaced, **widened},
+                         update_condition=condition, prune_on=S.SRC_ID)
+    return inserted + metrics.inserted, metrics.updated
 
 
 def insert_missing(lake: Lake, table: str, rows: DataFrame, keys: list[str]) -> int:
-    """Insert-only MERGE on ``keys`` (a row already stored is left alone); returns rows inserted."""
-    return lake.merge(table, rows, keys=keys, update_set={}).inserted
+    """Insert-only MERGE on ``keys`` (a row already stored is left alone), reading only the files
+    of the rows' ranges of the first key; returns rows inserted."""
+    prune_on = keys[0] if keys[0] in (S.PAGE_ID, S.SRC_ID) else None
+    return lake.merge(table, rows, keys=keys, update_set={}, prune_on=prune_on).inserted
 
 
 # --- rejects --------------------------------------------------------------------------------------

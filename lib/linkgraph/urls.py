@@ -34,6 +34,8 @@ __all__ = [
     "CanonicalUrl",
     "canonicalize",
     "canonicalize_series",
+    "host_info_series",
+    "FAST_CANONICAL_URL",
     "classify_link",
     "reverse_host",
     "url_key",
@@ -396,6 +398,31 @@ def canonicalize_series(urls: pandas.Series) -> pandas.DataFrame:
         },
         index=urls.index,
     )
+
+
+# --- the common case, for Spark's built-in functions ----------------------------------------------
+
+# A URL this Java regex matches (and that has no ``/.``) is canonical as it is once its host is:
+# lower-case scheme http(s), a dotted lower-case LDH host without port or userinfo, a path (no dot
+# segments) and an optional non-empty query of characters that need no escaping, no fragment, no
+# whitespace.  ``linkgraph.ingest.canonical_urls`` takes such URLs as they are and looks up only
+# their hosts (``host_info_series``); every other URL goes through ``canonicalize``.
+FAST_CANONICAL_URL = (
+    r"^https?://[a-z0-9_-]+(?:\.[a-z0-9_-]+)+/[A-Za-z0-9._~!$&'()*+,;=:@/-]*"
+    r"(?:\?[A-Za-z0-9._~!$&'()*+,;=:@/?-]+)?\z"
+)
+
+
+def host_info_series(hosts: pandas.Series) -> pandas.DataFrame:
+    """``host``, ``registered_domain``, ``reason``, ``detail`` of each raw host (no port) of
+    ``hosts``, as ``canonicalize`` finds them (for Arrow UDFs)."""
+    import pandas as pd
+
+    rows = [_host_info(h) if h.__class__ is str else _host_reject("no host") for h in hosts.tolist()]
+    columns = list(zip(*rows, strict=True)) if rows else [()] * 4
+    names = ("host", "registered_domain", "reason", "detail")
+    return pd.DataFrame({name: pd.Series(column, index=hosts.index, dtype=object)
+                         for name, column in zip(names, columns, strict=True)}, index=hosts.index)
 
 
 # --- keys --------------------------------------------------------------------------------------

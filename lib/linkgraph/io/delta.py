@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from delta.tables import DeltaTable
 from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from linkgraph.config import LakeConfig
@@ -23,6 +24,13 @@ from linkgraph.paths import to_uri
 from linkgraph.rows import one_row
 
 log = logging.getLogger(__name__)
+
+# Tables created with ``cluster_by`` get liquid clustering and deletion vectors: a MERGE, UPDATE or
+# DELETE then marks changed rows in a deletion vector instead of rewriting every file that holds one.
+DELETION_VECTORS = {"delta.enableDeletionVectors": "true"}
+
+# A MERGE's key-range predicate has at most this many ranges (more: the smallest gaps are closed).
+MAX_KEY_RANGES = 64
 
 
 # --- test hook: a crash right after a commit --------------------------------------------------------
@@ -145,11 +153,16 @@ class Lake:
             return None
         return one_row(self.delta_table(table).history(1).select("version"))["version"]
 
-    def ensure(self, table: str, schema: StructType) -> None:
-        """Create ``table`` empty with ``schema`` unless it exists (a no-op commit is avoided)."""
+    def ensure(self, table: str, schema: StructType, cluster_by: list[str] | None = None) -> None:
+        """Create ``table`` empty with ``schema`` unless it exists (a no-op commit is avoided);
+        with ``cluster_by``, liquid-clustered by those columns and with deletion vectors on."""
         if self.exists(table) and self._first_commit_seen(table):
             return
         builder = DeltaTable.createIfNotExists(self.spark).addColumns(schema)
+        if cluster_by:
+            builder = builder.clusterBy(*cluster_by)
+            for key, value in DELETION_VECTORS.items():
+                builder = builder.property(key, value)
         location = self.location(table)
         builder = builder.tableName(location) if self.uses_catalog else builder.location(location)
         try:
@@ -245,6 +258,8 @@ class Lake:
         keys: list[str],
         update_set: dict[str, str] | None = None,
         update_condition: str | None = None,
+        prune_on: str | None = None,
+        target_filter: str | None = None,
     ) -> MergeMetrics:
         """Upsert ``updates`` into ``table`` on equality of ``keys`` in one MERGE commit.
 
@@ -253,9 +268,17 @@ class Lake:
         same input leaves every row untouched; unmatched rows are inserted.  ``update_set={}``
         makes the merge insert-only.  Expressions name ``t.<col>`` (target) and ``s.<col>``
         (source).
+
+        ``prune_on`` (an integer key column) adds the ranges of the source's values of it to the
+        condition (:func:`key_ranges`; an empty source is not merged at all), ``target_filter``
+        any other predicate on ``t`` that every possible match satisfies: Delta then reads and
+        touches only the files whose statistics overlap them, so the cost follows the batch, not
+        the table.
         """
         version_before = self.version(table)
-        condition = " AND ".join(f"t.`{k}` = s.`{k}`" for k in keys)
+        condition = _merge_condition(updates, keys, prune_on, target_filter)
+        if condition is None:
+            return _nothing_merged(version_before)
         merge = self.delta_table(table).alias("t").merge(updates.alias("s"), condition)
         if update_set is None:
             update_set = {c: f"s.`{c}`" for c in updates.columns if c not in keys}
@@ -294,11 +317,84 @@ class Lake:
             return reader.table(self.location(table))
         return reader.load(self.location(table))
 
-    def delete_matching(self, table: str, keys_df: DataFrame, keys: list[str]) -> MergeMetrics:
+    def delete_matching(self, table: str, keys_df: DataFrame, keys: list[str],
+                        prune_on: str | None = None) -> MergeMetrics:
         """Delete the rows of ``table`` whose ``keys`` equal a row of ``keys_df`` (distinct keys) in
-        one MERGE commit; returns its counts (``deleted``)."""
+        one MERGE commit; returns its counts (``deleted``).  ``prune_on``: as in :meth:`merge`."""
         version_before = self.version(table)
-        condition = " AND ".join(f"t.`{k}` = s.`{k}`" for k in keys)
-        merge = self.delta_table(table).alias("t").merge(keys_df.select(*keys).alias("s"), condition)
+        keys_df = keys_df.select(*keys)
+        condition = _merge_condition(keys_df, keys, prune_on, None)
+        if condition is None:
+            return _nothing_merged(version_before)
+        merge = self.delta_table(table).alias("t").merge(keys_df.alias("s"), condition)
         merge.whenMatchedDelete().execute()
         return self._committed_merge(table, version_before)
+
+
+# --- key ranges: batch-proportional MERGEs -------------------------------------------------------
+
+def key_ranges(df: DataFrame, column: str, max_ranges: int = MAX_KEY_RANGES) -> list[tuple[int, int]]:
+    """See :func:`key_ranges_and_rows`."""
+    return key_ranges_and_rows(df, column, max_ranges)[0]
+
+
+def key_ranges_and_rows(df: DataFrame, column: str,
+                        max_ranges: int = MAX_KEY_RANGES) -> tuple[list[tuple[int, int]], int]:
+    """At most ``max_ranges`` closed ranges ``(low, high)`` that cover every non-null value of the
+    integer ``column`` of ``df``, with the largest gaps between its values left out.
+
+    Two small aggregates: the minimum and maximum, then per bucket (``16 * max_ranges`` equal
+    buckets between them) the smallest and largest value; the driver receives at most that many
+    rows, whatever the size of ``df``, and closes the smallest gaps between bucket ranges.  Also
+    returns the number of rows of ``df``.
+    """
+    bounds = one_row(df.agg(F.min(column).alias("lo"), F.max(column).alias("hi"), F.count(F.lit(1)).alias("n")))
+    if bounds["lo"] is None:
+        return [], int(bounds["n"])
+    low, high = int(bounds["lo"]), int(bounds["hi"])
+    width = max(1, -(-(high - low + 1) // (16 * max_ranges)))
+    bucket = F.floor((F.col(column) - F.lit(low)) / F.lit(width))
+    rows = (df.where(F.col(column).isNotNull()).groupBy(bucket.alias("_bucket"))
+            .agg(F.min(column).alias("lo"), F.max(column).alias("hi")).orderBy("_bucket").collect())
+    ranges = [(int(r["lo"]), int(r["hi"])) for r in rows]
+    return close_smallest_gaps(ranges, max_ranges), int(bounds["n"])
+
+
+def close_smallest_gaps(ranges: list[tuple[int, int]], max_ranges: int) -> list[tuple[int, int]]:
+    """Sorted, disjoint ``ranges`` merged into at most ``max_ranges`` by closing the smallest gaps."""
+    if len(ranges) <= max_ranges:
+        return ranges
+    gaps = sorted(range(1, len(ranges)), key=lambda i: (ranges[i][0] - ranges[i - 1][1], i))
+    closed = set(gaps[: len(ranges) - max_ranges])
+    merged = [ranges[0]]
+    for i in range(1, len(ranges)):
+        if i in closed:
+            merged[-1] = (merged[-1][0], ranges[i][1])
+        else:
+            merged.append(ranges[i])
+    return merged
+
+
+def ranges_condition(column: str, ranges: list[tuple[int, int]]) -> str:
+    """SQL predicate: ``column`` lies in one of ``ranges`` (false for none)."""
+    if not ranges:
+        return "false"
+    return "(" + " OR ".join(f"{column} BETWEEN {lo} AND {hi}" for lo, hi in ranges) + ")"
+
+
+def _nothing_merged(version: int | None) -> MergeMetrics:
+    return MergeMetrics(inserted=0, updated=0, deleted=0, version=-1 if version is None else version)
+
+
+def _merge_condition(source: DataFrame, keys: list[str], prune_on: str | None, target_filter: str | None) -> str | None:
+    """The MERGE condition: keys equal, plus the source's key ranges and ``target_filter``; None
+    when ``prune_on`` finds the source empty (the MERGE would change nothing)."""
+    parts = [f"t.`{k}` = s.`{k}`" for k in keys]
+    if prune_on is not None:
+        ranges, rows = key_ranges_and_rows(source, prune_on)
+        if not rows:
+            return None
+        parts.append(ranges_condition(f"t.`{prune_on}`", ranges))
+    if target_filter is not None:
+        parts.append(f"({target_filter})")
+    return " AND ".join(parts)

@@ -18,7 +18,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from linkgraph import schemas as S
-from linkgraph.ids import number_in_order
+from linkgraph.ids import host_order, number_in_order
 from linkgraph.rows import one_row
 
 VERTEX = "vertex"
@@ -46,10 +46,14 @@ class RankGraph:
 
 
 def vertex_index(pages: DataFrame) -> tuple[DataFrame, int]:
-    """Map page ids to dense indices; ids already dense (0..n-1) are used as they are."""
+    """Map page ids to dense indices.  Pages with URLs are indexed in host order
+    (``ids.host_order``: by ``url_key``), so a host's pages share a rank block however incremental
+    ingests numbered them; otherwise ids already dense (0..n-1) are used as they are."""
     stats = one_row(pages.agg(F.count("*").alias("n"), F.max(S.PAGE_ID).alias("max_id"),
-                              F.min(S.PAGE_ID).alias("min_id")))
+                              F.min(S.PAGE_ID).alias("min_id"), F.count(S.URL_KEY).alias("keyed")))
     n = int(stats["n"])
+    if stats["keyed"]:
+        return host_order(pages, VERTEX), n
     ids = pages.select(S.PAGE_ID)
     if n == 0 or (stats["min_id"] == 0 and stats["max_id"] == n - 1):
         return ids.withColumn(VERTEX, F.col(S.PAGE_ID)), n

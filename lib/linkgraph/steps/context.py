@@ -12,6 +12,7 @@ from pyspark.sql import SparkSession
 from linkgraph.config import Config
 from linkgraph.ids import new_run_id
 from linkgraph.io.delta import Lake
+from linkgraph.session import checkpoint_dir_of_lake, use_checkpoint_dir
 
 
 @dataclass(frozen=True)
@@ -31,7 +32,9 @@ class StepContext:
     @classmethod
     def create(cls, spark: SparkSession, config: Config) -> StepContext:
         started_at = datetime.now(timezone.utc)
-        return cls(spark, config, Lake(spark, config.lake), new_run_id(started_at), started_at)
+        lake = Lake(spark, config.lake)
+        use_checkpoint_dir(spark, config.spark.checkpoint_dir or checkpoint_dir_of_lake(lake.root))
+        return cls(spark, config, lake, new_run_id(started_at), started_at)
 
     def next_step(self) -> StepContext:
         started_at = datetime.now(timezone.utc)

@@ -61,32 +61,41 @@ def count_rejects(rejects: DataFrame, report: IngestReport) -> None:
 def ingest_edges(lake: Lake, config: Config, raw: DataFrame, report: IngestReport) -> None:
     """Validate raw edge records and upsert them: pages (new ones numbered), links, rejects."""
     validated = I.validate_edges(raw, config.ingest).persist(StorageLevel.MEMORY_AND_DISK)
+    links = rejects = resolved = None
     try:
         report.read = validated.count()
         links, duplicates = I.split_duplicates(validated.where(F.col(S.REASON).isNull()))
         bad = validated.where(F.col(S.REASON).isNotNull()).unionByName(duplicates)
         rejects = I.reject_rows(bad, report.source).persist(StorageLevel.MEMORY_AND_DISK)
         count_rejects(rejects, report)
-        T.ensure_core_tables(lake)
         links = links.persist(StorageLevel.MEMORY_AND_DISK)
         report.written = links.count()
-        pages_read_version = _upsert_url_pages(lake, links, report)
-        # ids of one pinned pages version: the check below deletes exactly the links written
+        # rejects and links are materialised: the validated records are not cached any longer
+        validated.unpersist()
+        T.ensure_core_tables(lake)
+        pages_read_version, new_from = _upsert_url_pages(lake, links, report)
+        # ids of one pinned pages version (the check below deletes exactly the links written),
+        # cached in place of the links by URL: the id joins run once for up to two links MERGEs
+        # and their key ranges, and one full-width frame is cached at a time
         pages = lake.read_version(S.PAGES_TABLE, lake.current_version(S.PAGES_TABLE))
-        resolved = I.links_with_ids(links, pages)
-        report.links_inserted, report.links_updated = T.upsert_links(lake, resolved)
+        resolved = I.links_with_ids(links, pages).persist(StorageLevel.MEMORY_AND_DISK)
+        resolved.count()
+        links.unpersist()
+        report.links_inserted, report.links_updated = T.upsert_links(lake, resolved, new_from=new_from)
         check_pages_still_there(lake, pages_read_version, I.batch_pages(links).select(S.URL), resolved)
         report.rejects_inserted = T.write_rejects(lake, rejects)
-        links.unpersist()
-        rejects.unpersist()
     finally:
-        validated.unpersist()
+        for frame in (validated, links, rejects, resolved):
+            if frame is not None:
+                frame.unpersist()
 
 
-def _upsert_url_pages(lake: Lake, links: DataFrame, report: IngestReport) -> int:
+def _upsert_url_pages(lake: Lake, links: DataFrame, report: IngestReport) -> tuple[int, int | None]:
     """The pages of a batch of links: new URLs numbered after the largest stored id, known ones
     widened; a concurrent ingest that took the same ids is detected (``guard_new_page_ids``).
-    Returns the ``pages`` version the ids were read from."""
+    Returns the ``pages`` version the ids were read from, and the first id given to a new page
+    when every id from it on is this ingest's own (no other ingest committed pages meanwhile),
+    else None."""
     # One pinned snapshot: read twice (new and known pages) at the latest version, a concurrent
     # commit landing in between would put a URL in both and fail the MERGE on a duplicate key.
     pages_read_version = lake.current_version(S.PAGES_TABLE)
@@ -96,12 +105,13 @@ def _upsert_url_pages(lake: Lake, links: DataFrame, report: IngestReport) -> int
             f"lake {lake.root} holds an arc-list graph (pages without URLs); ingest URL edges into a lake of their own"
         )
     pages_batch = I.batch_pages(links)
-    new_pages = I.new_pages_with_ids(pages_batch, existing, T.max_page_id_of(existing) + 1)
+    first_new_id = T.max_page_id_of(existing) + 1
+    new_pages = I.new_pages_with_ids(pages_batch, existing, first_new_id)
     known_pages = pages_batch.join(existing.select(S.URL, S.PAGE_ID, S.URL_KEY), on=S.URL, how="inner")
     pages_update = new_pages.unionByName(known_pages.select(*[f.name for f in S.PAGES.fields]))
     report.pages_inserted, report.pages_updated = T.upsert_pages(lake, pages_update, key=S.URL)
-    guard_new_page_ids(lake, pages_read_version, new_pages)
-    return pages_read_version
+    alone = guard_new_page_ids(lake, pages_read_version, new_pages)
+    return pages_read_version, (first_new_id if alone and report.pages_inserted else None)
 
 
 def ingest_arcs(lake: Lake, config: Config, arcs_raw: DataFrame, report: IngestReport) -> None:

@@ -428,7 +428,9 @@ def _apply_prune(ctx: StepContext, run_id: str) -> None:
     doomed = audit.select(S.PAGE_ID).localCheckpoint(eager=True)
 
     def delete(table: str, keys_df: DataFrame, keys: list[str]) -> None:
-        retry_on_conflict(lambda: lake.delete_matching(table, keys_df, keys), what=f"reward run {run_id}: prune",
+        # the delete reads only the files of its keys' ranges (pages by page_id, links by src_id)
+        retry_on_conflict(lambda: lake.delete_matching(table, keys_df, keys, prune_on=keys[0]),
+                          what=f"reward run {run_id}: prune",
                           attempts=reliability.conflict_attempts, backoff_seconds=reliability.conflict_backoff_seconds)
 
     if lake.read(S.PAGES_TABLE).join(doomed, on=S.PAGE_ID, how="left_semi").limit(1).count():

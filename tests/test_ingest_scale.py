@@ -1,0 +1,133 @@
+"""Batch-proportional writes (issue 16): key ranges in MERGE conditions, clustered tables with
+deletion vectors, the insert-only path of links to new pages, and checkpoint locations."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pyspark.sql import Row
+from pyspark.testing import assertDataFrameEqual
+
+from linkgraph import schemas as S
+from linkgraph import tables as T
+from linkgraph.config import LakeConfig
+from linkgraph.io.delta import Lake, close_smallest_gaps, key_ranges, ranges_condition
+from linkgraph.session import checkpoint_dir_of_lake
+
+DAY1, DAY2 = datetime(2026, 1, 1), datetime(2026, 1, 2)
+
+
+def test_close_smallest_gaps_keeps_the_largest():
+    ranges = [(1, 3), (10, 11), (50, 50), (1000, 1000)]
+    assert close_smallest_gaps(ranges, 4) == ranges
+    assert close_smallest_gaps(ranges, 3) == [(1, 11), (50, 50), (1000, 1000)]
+    assert close_smallest_gaps(ranges, 2) == [(1, 50), (1000, 1000)]
+    assert close_smallest_gaps(ranges, 1) == [(1, 1000)]
+    assert ranges_condition("t.x", []) == "false"
+    assert ranges_condition("t.x", [(1, 2), (5, 5)]) == "(t.x BETWEEN 1 AND 2 OR t.x BETWEEN 5 AND 5)"
+
+
+def test_key_ranges_cover_every_value(spark):
+    df = spark.createDataFrame([(v,) for v in (1, 2, 3, 10, 11, 50, 1000)] + [(None,)], "id LONG")
+    assert key_ranges(df, "id", max_ranges=3) == [(1, 11), (50, 50), (1000, 1000)]
+    assert key_ranges(df, "id", max_ranges=2) == [(1, 50), (1000, 1000)]
+    assert key_ranges(df.where("id IS NULL"), "id") == []
+
+
+def _link(src, dst, anchor, seen):
+    return Row(src_id=src, dst_id=dst, anchor_text=anchor, context_window=None, link_type="INTERNAL",
+               position=None, discovered_at=DAY1, last_seen_at=seen)
+
+
+def _last_merge_metrics(lake):
+    return lake.delta_table(S.LINKS_TABLE).history(1).first()["operationMetrics"]
+
+
+def test_links_merge_reads_and_touches_only_the_batch_files(spark, tmp_path):
+    """Four files of ten sources each; a batch updating one link of sources 10-19 and adding links
+    of a page new in the batch: the MERGE conditions select one stored file and none, no file is
+    rewritten (a deletion vector marks the updated row) and the other rows stay as they were."""
+    lake = Lake(spark, LakeConfig(path=str(tmp_path / "lake")))
+    T.ensure_core_tables(lake)
+    props = lake.delta_table(S.LINKS_TABLE).detail().first()["properties"]
+    assert props.get("delta.enableDeletionVectors") == "true"
+    stored = [_link(s, (s + 1) % 40, f"a{s}", DAY1) for s in range(40)]
+    for part in range(4):
+        lake.append(S.LINKS_TABLE, spark.createDataFrame(stored[part * 10:(part + 1) * 10], S.LINKS).coalesce(1))
+    # what the two MERGE conditions below select of the stored files
+    assert len(lake.read(S.LINKS_TABLE).where("src_id BETWEEN 12 AND 12").inputFiles()) == 1
+    assert len(lake.read(S.LINKS_TABLE).where("src_id >= 40 OR dst_id >= 40").inputFiles()) == 0
+
+    batch = spark.createDataFrame([_link(12, 13, "newer", DAY2), _link(40, 3, "new page", DAY2),
+                                   _link(5, 40, "to new page", DAY2)], S.LINKS)
+    inserted, updated = T.upsert_links(lake, batch, new_from=40)
+    assert (inserted, updated) == (2, 1)
+
+    history = lake.delta_table(S.LINKS_TABLE).history(2).orderBy("version").collect()
+    new_pages_merge, recrawl_merge = history
+    assert ">= 40) OR (dst_id#" in new_pages_merge["operationParameters"]["predicate"]
+    assert new_pages_merge["operationMetrics"]["numTargetRowsInserted"] == "2"
+    # the recrawl MERGE's condition carries the batch's src_id range, which only one stored file overlaps
+    assert ">= 12) AND (src_id#" in recrawl_merge["operationParameters"]["predicate"]
+    metrics = recrawl_merge["operationMetrics"]
+    assert (metrics["numTargetFilesRemoved"], metrics["numTargetDeletionVectorsAdded"]) == ("0", "1")
+
+    expected = [r for r in stored if r.src_id != 12] + [_link(12, 13, "newer", DAY2), _link(40, 3, "new page", DAY2),
+                                                       _link(5, 40, "to new page", DAY2)]
+    assertDataFrameEqual(lake.read(S.LINKS_TABLE), spark.createDataFrame(expected, S.LINKS))
+
+    # the same batch again changes nothing
+    assert T.upsert_links(lake, batch) == (0, 0)
+
+
+def test_prune_delete_reads_only_the_files_of_its_keys(spark, tmp_path):
+    lake = Lake(spark, LakeConfig(path=str(tmp_path / "lake")))
+    T.ensure_core_tables(lake)
+    stored = [_link(s, s + 1, f"a{s}", DAY1) for s in range(30)]
+    for part in range(3):
+        lake.append(S.LINKS_TABLE, spark.createDataFrame(stored[part * 10:(part + 1) * 10], S.LINKS).coalesce(1))
+    doomed = spark.createDataFrame([(25, 26), (27, 28)], "src_id LONG, dst_id LONG")
+    assert lake.delete_matching(S.LINKS_TABLE, doomed, [S.SRC_ID, S.DST_ID], prune_on=S.SRC_ID).deleted == 2
+    metrics = _last_merge_metrics(lake)
+    assert (metrics["numTargetFilesRemoved"], metrics["numTargetDeletionVectorsAdded"]) == ("0", "1")
+    assert lake.read(S.LINKS_TABLE).count() == 28
+
+
+def test_checkpoints_default_to_the_lake():
+    assert checkpoint_dir_of_lake("s3a://crawl-lake/linkgraph/") == "s3a://crawl-lake/linkgraph/_checkpoints"
+    assert checkpoint_dir_of_lake("file:/data/lake") == "file:/data/lake/_checkpoints"
+
+
+FAST_PATH_CASES = [
+    "http://example.com/a/b", "https://www.example.com/a?x=1&y=2", "http://a_b.example.com/x", "https://blogspot.com/",
+    "http://xn--bcher-kva.example.com/", "http://1.2.3.4/x", "http://foo.invalidtld/", "http://xn--zz.example.com/x",
+    "http://1.2.3.999/x", "http://www.example.com/a?", "http://www.example.com/a/./b", "http://www.example.com/a#f",
+    "http://Example.com/", "http://example.com", "http://localhost/x", "http://com/x", "http://www.example.com:80/x",
+    "http://user@example.com/x", "http://example.com/%7Euser", "http://example.com/a b", " http://example.com/x",
+    "http://example.com/x\n", "http://a.example.com/\u00e9", "mailto:x@example.com", None, "",
+]
+
+
+def test_canonical_urls_built_in_path_agrees_with_canonicalize(spark):
+    """The URLs Spark's built-in functions take as they are and those left to ``canonicalize``
+    (hosts looked up once per host) give what ``canonicalize`` gives each URL."""
+    from linkgraph import urls
+    from linkgraph.ingest import canonical_urls
+
+    raw = spark.createDataFrame([(u, "http://example.com/a/b") for u in FAST_PATH_CASES], "from_url STRING, to_url STRING")
+    got = {r["_raw"]: tuple(r["_canonical"]) for r in canonical_urls(raw).collect()}
+    assert len(got) == len(FAST_PATH_CASES)
+    for url in FAST_PATH_CASES:
+        assert got[url] == tuple(urls.canonicalize(url)), url
+
+
+def test_host_order_keeps_hosts_contiguous_whatever_the_ids(spark):
+    """Ids given batch by batch interleave hosts; the order by url_key does not ('.' sorts
+    before '/': a host's subdomains come right before its own pages)."""
+    from linkgraph.ids import host_order
+
+    pages = spark.createDataFrame(
+        [(0, "com.a/x"), (1, "com.b/x"), (2, "com.a/y"), (3, None), (4, "com.b/a"), (5, "com.a.www/")],
+        "page_id LONG, url_key STRING")
+    expected = spark.createDataFrame([(5, 0), (0, 1), (2, 2), (4, 3), (1, 4), (3, 5)], "page_id LONG, position LONG")
+    assertDataFrameEqual(host_order(pages), expected)
