@@ -145,7 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     centrality = sub.add_parser("centrality", help="harmonic centrality (HyperBall) and PageRank of the host, "
                                                    "domain or page graph into <level>_centrality")
-    centrality.add_argument("--level", required=True, choices=S.CENTRALITY_LEVELS)
+    centrality.add_argument("--level", required=True, choices=N.CENTRALITY_LEVELS)
     centrality.add_argument("--registers", type=int, metavar="M",
                             help="HyperLogLog registers per counter, a power of 2 in 16..65536 "
                                  "(default: centrality.registers, 256)")

@@ -46,3 +46,6 @@ LINKS_COMPRESSED_OFFSETS_TABLE = "links_compressed_offsets"
 
 # --- input formats (linkgraph.readers.FORMATS, the same tuple; the CLI's --format choices) ------
 INPUT_FORMATS: tuple[str, ...] = ("parquet", "jsonl", "csv", "arcs", "dat", "gml", "warc", "wat", "ccgraph")
+
+# --- linkgraph centrality --level ------------------------------------------------------------
+CENTRALITY_LEVELS = ("host", "domain", "page")
