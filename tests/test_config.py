@@ -82,17 +82,16 @@ def test_max_list_entries_must_be_positive(value):
         config_from_dict({"analysis": {"max_list_entries": value}})
 
 
-def test_the_default_checkpoint_dir_is_private_to_the_session(monkeypatch):
-    """No fixed /tmp path: without ``spark.checkpoint_dir`` (the default, and conf/local.yaml) a
-    session gets a new directory only its user can enter."""
-    import os
-    import stat
+def test_the_default_checkpoint_dir_is_the_lakes_own(monkeypatch):
+    """No fixed /tmp path: without ``spark.checkpoint_dir`` (the default, and conf/local.yaml)
+    get_spark sets none; each step's context puts checkpoints under its lake (``<lake>/_checkpoints``,
+    removed after each command), so they are private to whoever owns the lake."""
     from types import SimpleNamespace
 
     from pyspark.sql import SparkSession
 
     from linkgraph.config import SparkConfig
-    from linkgraph.session import get_spark
+    from linkgraph.session import checkpoint_dir_of_lake, get_spark
 
     assert SparkConfig().checkpoint_dir is None and load_config(CONF_DIR / "local.yaml").spark.checkpoint_dir is None
     assert "/tmp" not in (CONF_DIR / "local.yaml").read_text()
@@ -100,8 +99,5 @@ def test_the_default_checkpoint_dir_is_private_to_the_session(monkeypatch):
     context = SimpleNamespace(getCheckpointDir=lambda: None, setCheckpointDir=directories.append)
     monkeypatch.setattr(SparkSession, "getActiveSession", staticmethod(lambda: SimpleNamespace(sparkContext=context)))
     get_spark(SparkConfig())
-    get_spark(SparkConfig())
-    assert len(set(directories)) == 2
-    for directory in directories:
-        assert os.path.isdir(directory) and stat.S_IMODE(os.stat(directory).st_mode) == 0o700
-        assert os.path.basename(directory).startswith("linkgraph-checkpoints-")
+    assert directories == []
+    assert checkpoint_dir_of_lake("/data/lake/") == "/data/lake/_checkpoints"

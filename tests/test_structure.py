@@ -207,3 +207,11 @@ def test_notebook_01_offers_the_steps_in_pipeline_order():
     )
     assert list(offered) == [step for step in PIPELINE if step in offered]
     assert set(PIPELINE) - set(offered) == set(NOT_A_DEPLOYED_TASK)
+
+
+def test_input_formats_the_cli_offers_are_the_readers():
+    """``linkgraph.names`` mirrors ``readers.FORMATS`` so the CLI parser imports no pyspark."""
+    from linkgraph.names import INPUT_FORMATS
+    from linkgraph.readers import FORMATS
+
+    assert INPUT_FORMATS == FORMATS

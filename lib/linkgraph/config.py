@@ -47,9 +47,9 @@ class SparkConfig:
     ``master`` None means "leave it to spark-submit / the platform".  ``add_packages`` puts the
     pinned Delta (and, with ``graphframes``, GraphFrames) Maven coordinates in
     ``spark.jars.packages``; ``conf`` holds any further ``spark.*`` settings verbatim.
-    ``checkpoint_dir`` None (the default) gives each session a directory of its own
-    (``tempfile.mkdtemp``: private to the user, never another job's); a cluster sets one on storage
-    every node reaches (``conf/cluster.yaml``, ``conf/databricks.yaml``).
+    ``checkpoint_dir`` None (the default) puts each command's checkpoints under its lake
+    (``<lake>/_checkpoints``, on the lake's file system or object store, removed when the command
+    ends), never a fixed path another user or job shares.
     """
 
     app_name: str = "linkgraph"

@@ -118,16 +118,23 @@ def _alpha(m: int) -> float:
     return {16: 0.673, 32: 0.697, 64: 0.709}.get(m, 0.7213 / (1 + 1.079 / m))
 
 
+_INVERSE_POWERS = np.ldexp(1.0, -np.arange(256))
+
+
 def estimate(regs: np.ndarray) -> np.ndarray:
-    """HyperLogLog cardinality of each row of ``regs`` (linear counting while small)."""
-    m = regs.shape[1]
-    if regs.shape[0] == 0:
-        return np.zeros(0)
-    raw = _alpha(m) * m * m / np.ldexp(1.0, -regs.astype(np.int64)).sum(axis=1)
-    zeros = (regs == 0).sum(axis=1)
-    with np.errstate(divide="ignore"):
-        linear = m * np.log(m / np.maximum(zeros, 1))
-    return np.where((raw <= 2.5 * m) & (zeros > 0), linear, raw)
+    """HyperLogLog cardinality of each row of ``regs`` (linear counting while small), computed in
+    slices of rows so that the float work array stays small."""
+    rows, m = regs.shape
+    out = np.zeros(rows)
+    step = max(1, (1 << 22) // m)
+    for i in range(0, rows, step):
+        part = regs[i:i + step]
+        raw = _alpha(m) * m * m / _INVERSE_POWERS[part].sum(axis=1)
+        zeros = (part == 0).sum(axis=1)
+        with np.errstate(divide="ignore"):
+            linear = m * np.log(m / np.maximum(zeros, 1))
+        out[i:i + step] = np.where((raw <= 2.5 * m) & (zeros > 0), linear, raw)
+    return out
 
 
 # --- kernels ----------------------------------------------------------------------------------
