@@ -98,8 +98,10 @@ def run(ctx: StepContext, personalization: PersonalizationSpec | None = None,
         damping=rc.damping, tol=rc.tol, max_iter=rc.max_iter, blocks=rc.blocks,
         block_max_vertices=rc.block_max_vertices, checkpoint_every=rc.checkpoint_every, single_task=rc.single_task,
     )
+    # "host_order": vertices numbered by url_key, so a rank state saved by a version that numbered
+    # them by page id is never resumed
     key = (rc.engine, params, graph_version, graph.n, graph.n_edges, personalization.describe(), warm_start,
-           tuple(trusted))
+           tuple(trusted), "host_order")
     run_key = hashlib.sha256(repr(key).encode()).hexdigest()[:16]
     initial = _warm_start(lake, graph) if warm_start else None
     result = _rank(ctx, graph, params, teleport, n_vectors, initial, run_key)
