@@ -48,9 +48,12 @@ class RankGraph:
 def vertex_index(pages: DataFrame) -> tuple[DataFrame, int]:
     """Map page ids to dense indices.  Pages with URLs are indexed in host order
     (``ids.host_order``: by ``url_key``), so a host's pages share a rank block however incremental
-    ingests numbered them; otherwise ids already dense (0..n-1) are used as they are."""
+    ingests numbered them; otherwise (no ``url_key`` column, or none set) ids already dense
+    (0..n-1) are used as they are."""
+    has_keys = S.URL_KEY in pages.columns
     stats = one_row(pages.agg(F.count("*").alias("n"), F.max(S.PAGE_ID).alias("max_id"),
-                              F.min(S.PAGE_ID).alias("min_id"), F.count(S.URL_KEY).alias("keyed")))
+                              F.min(S.PAGE_ID).alias("min_id"),
+                              (F.count(S.URL_KEY) if has_keys else F.lit(0)).alias("keyed")))
     n = int(stats["n"])
     if stats["keyed"]:
         return host_order(pages, VERTEX), n
