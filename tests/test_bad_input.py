@@ -297,13 +297,16 @@ def test_an_unparseable_line_has_one_verdict_alone_or_beside_a_valid_record(spar
 
 
 def test_a_corrupt_lake_file_met_after_pages_were_committed_is_reported_as_such(spark, tmp_path, capsys):
-    """A data file of ``links`` is unreadable (zeroed: its .crc checksum fails): the second ingest commits its pages, then
-    its links MERGE cannot read the table.  The one-line message names the table, says what was
-    committed and that a re-run completes the ingest, and it does once the file is restored."""
+    """A data file of ``links`` is unreadable (zeroed: its .crc checksum fails): the second ingest,
+    a newer sighting of the same link, commits its pages (last seen later), then its links MERGE
+    must read the file that holds the link.  The one-line message names the table, says what was
+    committed and that a re-run completes the ingest, and it does once the file is restored.  (A
+    link to a new page would not touch the file: the insert-only path reads no stored links.)"""
     lake = tmp_path / "lake"
     first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
-    first.write_text(json.dumps({"from_url": "http://www.alpha.com/", "to_url": "http://www.beta.org/"}) + "\n")
-    second.write_text(json.dumps({"from_url": "http://www.alpha.com/", "to_url": "http://www.gamma.net/"}) + "\n")
+    link = {"from_url": "http://www.alpha.com/", "to_url": "http://www.beta.org/"}
+    first.write_text(json.dumps({**link, "last_seen_at": "2026-01-01T00:00:00Z"}) + "\n")
+    second.write_text(json.dumps({**link, "last_seen_at": "2026-02-01T00:00:00Z"}) + "\n")
     assert main(["ingest", "--input", str(first), "--format", "jsonl", "--lake", str(lake)]) == 0
     saved = {path: path.read_bytes() for path in data_files(lake / S.LINKS_TABLE)}
     for path, content in saved.items():
@@ -319,13 +322,15 @@ def test_a_corrupt_lake_file_met_after_pages_were_committed_is_reported_as_such(
                              "The ingest is idempotent: re-running the command once the file is readable again "
                              "(restored) completes it"), err
     assert "nothing was ingested" not in err[0]
-    assert Lake(spark, fresh_config(tmp_path).lake).read(S.PAGES_TABLE).count() == 3   # gamma.net committed
+    pages = Lake(spark, fresh_config(tmp_path).lake).read(S.PAGES_TABLE)
+    assert pages.where(F.col(S.LAST_SEEN_AT) == F.lit("2026-02-01 00:00:00").cast("timestamp")).count() == 2
 
     for path, content in saved.items():
         path.write_bytes(content)
     assert main(["ingest", "--input", str(second), "--format", "jsonl", "--lake", str(lake)]) == 0
     links = Lake(spark, fresh_config(tmp_path).lake).read(S.LINKS_TABLE)
-    assert links.count() == 2
+    assert links.count() == 1
+    assert links.where(F.col(S.LAST_SEEN_AT) == F.lit("2026-02-01 00:00:00").cast("timestamp")).count() == 1
 
 
 # --- property: any mix of records is accounted for --------------------------------------------------
