@@ -415,6 +415,19 @@ def run_bounded(code: str, *args: str):
     return report["result"]
 
 
+def extract_records_bounded(path) -> list:
+    """The page and reject rows (row kind, record id, reason, detail) the WARC extraction makes of
+    the file at ``path``, run under the bounds of ``run_bounded``; edge rows are left out."""
+    return run_bounded("""
+        from linkgraph.crawl.extract import ExtractSettings, warc_rows
+        from linkgraph.crawl.warc import read_records
+        settings = ExtractSettings(max_page_bytes=5_000_000)
+        data = open(sys.argv[1], "rb").read()
+        rows = warc_rows(read_records(lambda: io.BytesIO(data), settings.max_page_bytes), sys.argv[2], settings)
+        result = [(r["row_kind"], r["record_id"], r["reason"], r["detail"]) for r in rows if r["row_kind"] != "edge"]
+    """, str(path), path.name)
+
+
 def gzip_bomb(size: int = 1 << 30, prefix: bytes = b"") -> bytes:
     """A valid gzip member of ``prefix`` + ``size`` zero bytes, about 1 KB per MiB (1 GiB -> 1 MB):
     one MiB compressed once, its full-flush block repeated, the trailer computed."""
@@ -459,15 +472,7 @@ def test_decompression_bombs_in_warc_bodies_and_members_become_rejects(tmp_path)
     warc += gzip_bomb(prefix=gzip.decompress(member))
     path = tmp_path / "bombs.warc.gz"
     path.write_bytes(warc)
-    rows = run_bounded("""
-        from linkgraph.crawl.extract import ExtractSettings, warc_rows
-        from linkgraph.crawl.warc import read_records
-        settings = ExtractSettings(max_page_bytes=5_000_000)
-        data = open(sys.argv[1], "rb").read()
-        rows = warc_rows(read_records(lambda: io.BytesIO(data), settings.max_page_bytes), "bombs.warc.gz", settings)
-        result = [(r["row_kind"], r["record_id"], r["reason"], r["detail"]) for r in rows]
-    """, str(path))
-    records = [r for r in rows if r[0] != "edge"]
+    records = extract_records_bounded(path)
     by_id = {rid: (kind, reason) for kind, rid, reason, _ in records}
     assert by_id["<urn:uuid:1>"] == ("rejected", R.OVERSIZED_PAGE)
     assert by_id["<urn:uuid:2>"] == ("rejected", R.OVERSIZED_PAGE)
@@ -497,18 +502,11 @@ def test_html_nested_100k_deep_is_rejected_before_the_parser(tmp_path):
                     for rid, body in pages.items())
     path = tmp_path / "deep.warc.gz"
     path.write_bytes(warc)
-    rows = run_bounded("""
-        from linkgraph.crawl.extract import ExtractSettings, warc_rows
-        from linkgraph.crawl.warc import read_records
-        settings = ExtractSettings(max_page_bytes=5_000_000)
-        data = open(sys.argv[1], "rb").read()
-        rows = warc_rows(read_records(lambda: io.BytesIO(data), settings.max_page_bytes), "deep.warc.gz", settings)
-        result = [(r["row_kind"], r["record_id"], r["reason"], r["detail"]) for r in rows if r["row_kind"] != "edge"]
-    """, str(path))
-    got = {rid: (kind, reason) for kind, rid, reason, _ in rows}
+    records = extract_records_bounded(path)
+    got = {rid: (kind, reason) for kind, rid, reason, _ in records}
     assert got == {"<urn:uuid:1>": ("rejected", R.OVERSIZED_PAGE), "<urn:uuid:2>": ("rejected", R.OVERSIZED_PAGE),
                    "<urn:uuid:4>": ("page", None)}
-    details = {rid: detail for _, rid, _, detail in rows}
+    details = {rid: detail for _, rid, _, detail in records}
     assert "more than 1024 deep" in details["<urn:uuid:1>"] and "more than 1024 deep" in details["<urn:uuid:2>"]
 
 
