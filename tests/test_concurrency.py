@@ -252,3 +252,19 @@ def test_config_rejects_no_attempts():
     with pytest.raises(ConfigError, match="reliability.conflict_attempts"):
         config_from_dict({"reliability": {"conflict_attempts": 0}})
     assert dataclasses.asdict(config_from_dict({}).reliability) == {"conflict_attempts": 3, "conflict_backoff_seconds": 2.0}
+
+
+def test_a_command_in_a_thread_of_its_own_uses_the_process_session_without_owning_it(spark):
+    """A notebook's or a test's thread has no active session of its own, yet shares the process's
+    SparkContext: ``existing_session`` finds that session there, so ``linkgraph.cli.main`` run in
+    such a thread neither builds one (re-applying the project's settings to everyone's) nor, at its
+    end, deletes the checkpoints another command in the process is reading."""
+    from linkgraph.session import existing_session
+
+    seen = []
+    thread = threading.Thread(target=lambda: seen.append(existing_session()))
+    thread.start()
+    thread.join(60)
+    assert seen and seen[0] is not None
+    assert seen[0].sparkContext is spark.sparkContext
+    assert seen[0].conf.get("spark.sql.shuffle.partitions") == spark.conf.get("spark.sql.shuffle.partitions")

@@ -494,13 +494,14 @@ COMMANDS = {
 
 
 def _active_session():
-    """This process's active SparkSession, None without one (pyspark is not imported here: a
-    process that never imported it has no session)."""
+    """This process's SparkSession, None without one (pyspark is not imported here: a process that
+    never imported it has no session).  Process-wide, not the calling thread's: a command run in a
+    thread of a process with a session does not own that session, nor its checkpoints."""
     if "pyspark.sql" not in sys.modules:
         return None
-    from pyspark.sql import SparkSession
+    from linkgraph.session import existing_session
 
-    return SparkSession.getActiveSession()
+    return existing_session()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -13,6 +13,7 @@ import logging
 import os
 import sys
 
+from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
 from linkgraph.config import SparkConfig
@@ -34,9 +35,22 @@ def jvm_packages(spark_config: SparkConfig) -> list[str]:
     return packages
 
 
-def get_spark(spark_config: SparkConfig | None = None) -> SparkSession:
-    """Return the active SparkSession, or build one from ``spark_config``."""
+def existing_session() -> SparkSession | None:
+    """The session this process already runs, None without one: the calling thread's active
+    session, else the default one.  A thread of its own (a notebook's or a test's) has no active
+    session until it uses one, yet shares the process's SparkContext: building a "new" session
+    there would re-apply this project's settings to the one everyone uses."""
     active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    if SparkContext._active_spark_context is None:
+        return None
+    return SparkSession.builder.getOrCreate()
+
+
+def get_spark(spark_config: SparkConfig | None = None) -> SparkSession:
+    """Return the process's SparkSession (``existing_session``), or build one from ``spark_config``."""
+    active = existing_session()
     if active is not None:
         if spark_config is not None and spark_config.checkpoint_dir:
             _ensure_checkpoint_dir(active, spark_config.checkpoint_dir)
