@@ -45,7 +45,7 @@ def spark():
         SparkConfig(
             app_name="linkgraph-tests",
             master="local[2]",
-            driver_memory="2g",
+            driver_memory="3g",
             shuffle_partitions=2,
             checkpoint_dir=str(work / "checkpoints"),
             conf={
@@ -65,6 +65,19 @@ def spark():
     yield session
     session.stop()
     shutil.rmtree(work, ignore_errors=True)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def forget_the_modules_delta_logs():
+    """After each test module, drop Delta's cache of table logs: one session serves every module,
+    and it would otherwise keep the log and latest snapshot of each of the thousands of tables the
+    suite writes (a job's session lives for one job and never gathers so many)."""
+    yield
+    from pyspark.sql import SparkSession
+
+    session = SparkSession.getActiveSession()
+    if session is not None:
+        session.sparkContext._jvm.org.apache.spark.sql.delta.DeltaLog.clearCache()
 
 
 @pytest.fixture
