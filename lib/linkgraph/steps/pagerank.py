@@ -89,6 +89,7 @@ def run(ctx: StepContext, personalization: PersonalizationSpec | None = None,
     params = RankParams(
         damping=rc.damping, tol=rc.tol, max_iter=rc.max_iter, blocks=rc.blocks,
         block_max_vertices=rc.block_max_vertices, checkpoint_every=rc.checkpoint_every, single_task=rc.single_task,
+        block_bytes=rc.block_bytes, lineage_every=rc.lineage_every,
     )
     key = (rc.engine, params, graph_version, graph.n, graph.n_edges, personalization.describe(), warm_start)
     run_key = hashlib.sha256(repr(key).encode()).hexdigest()[:16]
