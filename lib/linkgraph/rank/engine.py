@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from pyspark import RDD, StorageLevel
+from pyspark import RDD, AccumulatorParam, StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
@@ -228,6 +228,30 @@ def _identity(block: int) -> int:
     return block
 
 
+def _by_block(pairs: RDD, n_blocks: int) -> RDD:
+    """``pairs`` (block, value) shuffled so that block *i* is partition *i*, declared in the
+    serializer of every other RDD here.  ``partitionBy``'s output is framed pickled lists, which
+    ``BatchedSerializer`` and the context's ``AutoBatchedSerializer`` read alike, but ``RDD.union``
+    compares serializer objects and, when they differ, inserts a Python pass that re-pickles every
+    record: one more Python worker per task, per stage, per iteration."""
+    shuffled = pairs.partitionBy(n_blocks, _identity)
+    same: RDD = RDD(shuffled._jrdd, shuffled.ctx, shuffled.ctx.serializer)
+    same.partitioner = shuffled.partitioner
+    return same
+
+
+class _BlockStats(AccumulatorParam):
+    """Accumulates {block: float64[2, K] (L1 change, dangling mass)}; a block reported twice (a
+    recomputed task) keeps one entry, so the sums never count a block twice."""
+
+    def zero(self, value: dict) -> dict:
+        return {}
+
+    def addInPlace(self, value1: dict, value2: dict) -> dict:
+        value1.update(value2)
+        return value1
+
+
 def _f64(buf: bytes) -> np.ndarray:
     return np.frombuffer(buf, dtype=np.float64)
 
@@ -300,9 +324,9 @@ def pack_edges(graph: RankGraph, plan: BlockPlan, budget: int) -> RDD:
     assigned_schema = f"{SB} int, {DB} int, s int, d int, w double"
     packed = (transition_weights(graph.edges).mapInPandas(assign, assigned_schema)
               .groupBy(SB, DB).applyInPandas(pack, EDGE_CHUNK))
-    return packed.rdd.map(
+    return _by_block(packed.rdd.map(
         lambda row: (row[0], ("E", row[1], bytes(row[2]), bytes(row[3]), bytes(row[4]), bytes(row[5])))
-    ).partitionBy(plan.n_blocks, _identity)
+    ), plan.n_blocks)
 
 
 def dangling_blocks(edges: RDD, plan: BlockPlan) -> RDD:
@@ -348,9 +372,9 @@ def teleport_blocks(teleport: DataFrame, plan: BlockPlan, first_vector: int, vec
 
     packed = (selected.mapInPandas(assign, f"{BLOCK} int, local int, {VECTOR_ID} int, weight double")
               .groupBy(BLOCK).applyInPandas(pack, TELEPORT_CHUNK))
-    return packed.rdd.map(
+    return _by_block(packed.rdd.map(
         lambda row: (row[0], ("T", bytes(row[1]), bytes(row[2]), bytes(row[3])))
-    ).partitionBy(plan.n_blocks, _identity)
+    ), plan.n_blocks)
 
 
 def _teleport_vector(entries: list | None, vectors: int, size: int, n: int) -> np.ndarray:
@@ -458,11 +482,11 @@ class BlockEngine:
             started = time.monotonic()
             iteration += 1
             previous = ranks
-            ranks = self._iterate(plan, edges, dangling, tele, ranks, dangling_mass, active, n, vectors)
+            ranks, stats = self._iterate(plan, edges, dangling, tele, ranks, dangling_mass, active, n, vectors)
             ranks = ranks.persist(StorageLevel.MEMORY_AND_DISK)
             if params.lineage_every and iteration % params.lineage_every == 0:
                 self._cut_lineage(ranks)
-            l1, dangling_mass = self._stats(ranks, vectors)
+            l1, dangling_mass = self._stats(ranks, stats, plan.n_blocks)
             previous.unpersist()
             for k in np.flatnonzero(active):
                 if l1[k] < params.tol:
@@ -589,15 +613,25 @@ class BlockEngine:
         return np.sum([_f64(r) for r in rows], axis=0) if rows else np.zeros(n_vectors)
 
     @staticmethod
-    def _stats(ranks: RDD, n_vectors: int) -> tuple[np.ndarray, np.ndarray]:
-        rows = ranks.map(lambda kv: (kv[1][2], kv[1][3])).collect()  # one row per block
-        l1 = np.sum([_f64(r[0]) for r in rows], axis=0)
-        mass = np.sum([_f64(r[1]) for r in rows], axis=0)
+    def _stats(ranks: RDD, stats, n_blocks: int) -> tuple[np.ndarray, np.ndarray]:
+        """Compute (and cache) the new rank blocks in one job and return the L1 change and the
+        dangling mass summed over the blocks.  The job is a JVM-side count of the cached RDD:
+        every statistic came back with the combine tasks (the ``stats`` accumulator), so no
+        Python pass reads the blocks again and nothing but B × 2K numbers reaches the driver."""
+        ranks._jrdd.count()
+        per_block = stats.value
+        assert len(per_block) == n_blocks, f"statistics of {len(per_block)} of {n_blocks} blocks"
+        rows = [per_block[b] for b in sorted(per_block)]
+        l1 = np.sum([r[0] for r in rows], axis=0)
+        mass = np.sum([r[1] for r in rows], axis=0)
         return l1, mass
 
     def _iterate(self, plan: BlockPlan, edges: RDD, dangling: RDD, tele: RDD | None, ranks: RDD,
-                 dangling_mass: np.ndarray, active: np.ndarray, n: int, n_vectors: int) -> RDD:
+                 dangling_mass: np.ndarray, active: np.ndarray, n: int, n_vectors: int) -> tuple[RDD, object]:
+        """The next rank blocks (not yet computed) and the accumulator their tasks report each
+        block's (L1 change, dangling mass) to."""
         damping, starts = self.params.damping, plan.starts
+        stats = self.spark.sparkContext.accumulator({}, _BlockStats())
         active_now = active.copy()
         mass_now = dangling_mass.copy()
         uniform = tele is None
@@ -644,14 +678,15 @@ class BlockEngine:
             v = _teleport_vector(None if uniform else teleports, n_vectors, size, n)
             new = damping * (incoming + mass_now[:, None] * v) + (1.0 - damping) * v
             new[~active_now] = old[~active_now]
-            yield block, ("R", new.tobytes(), np.abs(new - old).sum(axis=1).tobytes(),
-                          new[:, mask].sum(axis=1).tobytes())
+            l1, mass = np.abs(new - old).sum(axis=1), new[:, mask].sum(axis=1)
+            stats.add({block: (l1, mass)})
+            yield block, ("R", new.tobytes(), l1.tobytes(), mass.tobytes())
 
-        partials = edges.union(ranks).mapPartitionsWithIndex(spread).partitionBy(plan.n_blocks, _identity)
+        partials = _by_block(edges.union(ranks).mapPartitionsWithIndex(spread), plan.n_blocks)
         inputs = partials.union(ranks).union(dangling)
         if tele is not None:
             inputs = inputs.union(tele)
-        return inputs.mapPartitionsWithIndex(combine, preservesPartitioning=True)
+        return inputs.mapPartitionsWithIndex(combine, preservesPartitioning=True), stats
 
 
 def initial_ranks(dangling: RDD, plan: BlockPlan, n_vectors: int, n: int) -> RDD:
@@ -667,8 +702,8 @@ def initial_ranks(dangling: RDD, plan: BlockPlan, n_vectors: int, n: int) -> RDD
 
 def rank_rdd(rank_blocks: DataFrame, plan: BlockPlan, n_vectors: int, n: int) -> RDD:
     """RANK_BLOCK rows (block, ranks) -> the rank RDD partitioned by block."""
-    return rank_blocks.select(BLOCK, "ranks").rdd.map(
-        lambda row: (row[0], ("R", bytes(row[1]), None, None))).partitionBy(plan.n_blocks, _identity)
+    return _by_block(rank_blocks.select(BLOCK, "ranks").rdd.map(
+        lambda row: (row[0], ("R", bytes(row[1]), None, None))), plan.n_blocks)
 
 
 def _merge_passes(results: list[tuple[int, RankResult]], blocks: int) -> RankResult:
