@@ -386,6 +386,23 @@ def _teleport_vector(entries: list | None, vectors: int, size: int, n: int) -> n
     return v
 
 
+def _encode_partial(rows: np.ndarray | None, partial: np.ndarray) -> bytes:
+    """A partial sum as one bytes value: int32 row count (−1: dense, every row), the int32 rows,
+    then float64[K, rows].  One flat value rather than a tuple keeps the serialized framing of
+    each (source block, destination block) record to the pickle of one bytes object."""
+    if rows is None:
+        return np.int32(-1).tobytes() + partial.tobytes()
+    return np.int32(len(rows)).tobytes() + rows.astype(np.int32, copy=False).tobytes() + partial.tobytes()
+
+
+def _decode_partial(value: bytes, n_vectors: int) -> tuple[np.ndarray | None, np.ndarray]:
+    count = int(np.frombuffer(value, dtype=np.int32, count=1)[0])
+    if count < 0:
+        return None, np.frombuffer(value, dtype=np.float64, offset=4).reshape(n_vectors, -1)
+    rows = np.frombuffer(value, dtype=np.int32, count=count, offset=4)
+    return rows, np.frombuffer(value, dtype=np.float64, offset=4 + 4 * count).reshape(n_vectors, -1)
+
+
 def _multiply(r: np.ndarray, value: tuple, rows_out: int) -> tuple[np.ndarray | None, np.ndarray]:
     """One chunk's contribution: (destination rows or None for all rows, float64[K, rows])."""
     from scipy.sparse import csr_matrix
@@ -653,7 +670,7 @@ class BlockEngine:
                     dense = np.zeros((n_vectors, size))
                     dense[:, rows] = partial
                     rows, partial = None, dense
-                yield db, ("P", b"" if rows is None else rows.tobytes(), partial.tobytes())
+                yield db, _encode_partial(rows, partial)
 
         def combine(block: int, items: Iterable) -> Iterator:
             size = starts[block + 1] - starts[block]
@@ -661,14 +678,15 @@ class BlockEngine:
             old = mask = None
             teleports = []
             for _, value in items:
-                tag = value[0]
-                if tag == "P":
-                    part = _f64(value[2]).reshape(n_vectors, -1)
-                    if value[1]:
-                        incoming[:, _i32(value[1])] += part
+                if isinstance(value, bytes):    # a partial sum from a source block
+                    rows, part = _decode_partial(value, n_vectors)
+                    if rows is not None:
+                        incoming[:, rows] += part
                     else:
                         incoming += part
-                elif tag == "R":
+                    continue
+                tag = value[0]
+                if tag == "R":
                     old = _f64(value[1]).reshape(n_vectors, -1)
                 elif tag == "D":
                     mask = np.frombuffer(value[1], dtype=bool)
