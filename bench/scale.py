@@ -27,7 +27,9 @@ The scale model of the block engine's distributed path (never single-task): a ge
 host-structured graph (the links above) at B = 8, 32 and 128 blocks (forced), and the same graph
 with one hub page receiving 5% of all links at the automatic B of ``--model-budget``.  Per run:
 seconds per iteration, tasks per iteration stage, shuffle bytes per iteration (Spark's REST API;
-the first iteration excluded) and the largest packed value in bytes; last lines
+the first iteration excluded), the partial entries an iteration sends (P, distinct (source block,
+destination page) pairs) with the shuffle bytes per entry, and the largest packed value in bytes;
+then ``partial_entries_growth_b8_to_b128=`` and ``shuffle_bytes_per_entry_b128=``; last lines
 ``shuffle_bytes_per_link_b128=X``, ``shuffle_growth_b8_to_b128=Y`` (ratio of the shuffle bytes per
 iteration) and ``max_value_bytes=Z`` (over every run, hub graph included).
 """
@@ -163,7 +165,7 @@ def run_model(spark: SparkSession, args) -> int:
     """``--model``: see the module docstring."""
     meter = StageMeter(spark)
     budget = args.model_budget
-    rows: dict[str, tuple[float, list[int], float, int, int]] = {}
+    rows: dict[str, tuple[float, list[int], float, int, int, int]] = {}
 
     def one(name: str, graph, blocks: int, block_bytes: int) -> None:
         params = RankParams(tol=1e-300, max_iter=args.model_iterations, blocks=blocks, checkpoint_every=0,
@@ -179,10 +181,13 @@ def run_model(spark: SparkSession, args) -> int:
         seconds = sum(m[0] for m in timed) / len(timed)
         shuffle = sum(m[1] for m in timed) / len(timed)
         tasks = sorted({t for m in timed for t in m[2]})
-        rows[name] = (seconds, tasks, shuffle, result.max_value_bytes, result.blocks)
+        entries = result.exchange_rows
+        rows[name] = (seconds, tasks, shuffle, result.max_value_bytes, result.blocks, entries)
         print(f"{name:<14} links={graph.n_edges:>11,} B={result.blocks:<4} {seconds:8.2f} s/iteration  "
               f"tasks per stage={tasks}  shuffle/iteration={shuffle / 2**20:8.2f} MiB "
-              f"({shuffle / graph.n_edges:.2f} B/link)  max_value_bytes={result.max_value_bytes:,}", flush=True)
+              f"({shuffle / graph.n_edges:.2f} B/link)  partial entries P={entries:,} "
+              f"({entries / graph.n_edges:.3f} per link, {shuffle / max(entries, 1):.2f} B/entry)  "
+              f"max_value_bytes={result.max_value_bytes:,}", flush=True)
 
     graph = model_graph(spark, args.model_links)
     print(f"model graph: {graph.n:,} pages, {graph.n_edges:,} links; budget {budget:,} bytes", flush=True)
@@ -195,6 +200,11 @@ def run_model(spark: SparkSession, args) -> int:
     one("hub auto-B", hub, 0, args.model_hub_budget)
     hub.edges.unpersist()
     first, last = rows[f"host b={args.model_blocks.split(',')[0]}"], rows[f"host b={args.model_blocks.split(',')[-1]}"]
+    # P, distinct (source block, destination page) pairs, grows with B on any graph (a smaller
+    # source block shares fewer destinations); bytes per entry is what the engine controls
+    print(f"partial_entries_growth_b{args.model_blocks.split(',')[0]}_to_b{args.model_blocks.split(',')[-1]}="
+          f"{last[5] / max(first[5], 1):.3f}")
+    print(f"shuffle_bytes_per_entry_b{args.model_blocks.split(',')[-1]}={last[2] / max(last[5], 1):.2f}")
     print(f"shuffle_bytes_per_link_b{args.model_blocks.split(',')[-1]}={last[2] / graph.n_edges:.2f}")
     print(f"shuffle_growth_b{args.model_blocks.split(',')[0]}_to_b{args.model_blocks.split(',')[-1]}="
           f"{last[2] / max(first[2], 1):.3f}")

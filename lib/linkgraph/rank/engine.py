@@ -24,8 +24,11 @@ iteration only partial sums move: each source block multiplies its ranks through
 (scipy.sparse, K vectors at once) and sends, per chunk, (destination row, value per vector) for
 the rows it reaches — or a dense vector when that is smaller — to the destination block, where
 they are summed with the teleport and dangling terms.  The bytes shuffled per iteration are
-≈ 12 · (distinct (source block, destination page) pairs) · K, whatever B is.  One small action (B
-rows of K numbers) reads the L1 change and the next dangling mass.  Every ``lineage_every``
+≈ 12 · (distinct (source block, destination page) pairs) · K, plus Spark's framing of each non-empty
+(source block, destination block) shuffle segment (≈ 65 bytes, measured: negligible unless a block
+pair carries only a few links).  An iteration is one job of two stages with one Python pass per
+task in each: the combine tasks report their block's L1 change and dangling mass through an
+accumulator, and the job's action is a JVM-side count of the cached blocks.  Every ``lineage_every``
 iterations the rank RDD is checkpointed reliably (the session's checkpoint directory; a local
 checkpoint only when none is set), so a lost executor costs at most that many iterations of
 recomputation, never the run; every ``checkpoint_every`` iterations the rank state is also
@@ -48,7 +51,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from pyspark import RDD, AccumulatorParam, StorageLevel
+from pyspark import RDD, Accumulator, AccumulatorParam, StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
@@ -141,6 +144,7 @@ class RankResult:
     resumed_from: int | None = None   # the checkpointed iteration a resumed run started after
     blocks: int = 1                   # B of the block engine
     max_value_bytes: int = 0          # largest packed value (one row's binaries) the block engine built
+    exchange_rows: int = 0            # destination rows the packed chunks reach: the partial entries per iteration
 
 
 class StateStore:
@@ -386,21 +390,46 @@ def _teleport_vector(entries: list | None, vectors: int, size: int, n: int) -> n
     return v
 
 
+def _chunk_rows(value: tuple) -> int:
+    """Destination rows an ("E", ...) chunk reaches."""
+    if value[2]:
+        return len(value[2]) // 4
+    return int(np.count_nonzero(np.diff(_i32(value[3]))))
+
+
+def _planes(values: np.ndarray) -> bytes:
+    """The bytes of a fixed-width array stored plane by plane (every element's first byte, then
+    every second byte, ...): the high bytes of small row gaps and of doubles of like magnitude
+    line up into runs that Spark's shuffle compression (LZ4 by default) removes."""
+    width = values.dtype.itemsize
+    return np.ascontiguousarray(values.reshape(-1).view(np.uint8).reshape(-1, width).T).tobytes()
+
+
+def _unplanes(value: bytes, dtype: type, count: int, offset: int) -> np.ndarray:
+    width = np.dtype(dtype).itemsize
+    planes = np.frombuffer(value, dtype=np.uint8, count=count * width, offset=offset).reshape(width, count)
+    return np.ascontiguousarray(planes.T).view(dtype).reshape(count)
+
+
 def _encode_partial(rows: np.ndarray | None, partial: np.ndarray) -> bytes:
-    """A partial sum as one bytes value: int32 row count (−1: dense, every row), the int32 rows,
-    then float64[K, rows].  One flat value rather than a tuple keeps the serialized framing of
-    each (source block, destination block) record to the pickle of one bytes object."""
+    """A partial sum as one bytes value: int32 row count (−1: dense, every row), the gaps between
+    the (ascending) rows as uint32, then float64[K, rows], the arrays byte plane by byte plane.
+    One flat value rather than a tuple keeps the serialized framing of each (source block,
+    destination block) record to the pickle of one bytes object; gaps and planes let the shuffle
+    compression take a sparse entry from 12 bytes to about 9 (measured in docs/scaling.md)."""
     if rows is None:
-        return np.int32(-1).tobytes() + partial.tobytes()
-    return np.int32(len(rows)).tobytes() + rows.astype(np.int32, copy=False).tobytes() + partial.tobytes()
+        return np.int32(-1).tobytes() + _planes(partial)
+    gaps = np.diff(rows, prepend=0).astype(np.uint32)
+    return np.int32(len(rows)).tobytes() + _planes(gaps) + _planes(partial)
 
 
 def _decode_partial(value: bytes, n_vectors: int) -> tuple[np.ndarray | None, np.ndarray]:
     count = int(np.frombuffer(value, dtype=np.int32, count=1)[0])
     if count < 0:
-        return None, np.frombuffer(value, dtype=np.float64, offset=4).reshape(n_vectors, -1)
-    rows = np.frombuffer(value, dtype=np.int32, count=count, offset=4)
-    return rows, np.frombuffer(value, dtype=np.float64, offset=4 + 4 * count).reshape(n_vectors, -1)
+        size = (len(value) - 4) // 8
+        return None, _unplanes(value, np.float64, size, 4).reshape(n_vectors, -1)
+    rows = np.cumsum(_unplanes(value, np.uint32, count, 4), dtype=np.int64)
+    return rows, _unplanes(value, np.float64, count * n_vectors, 4 + 4 * count).reshape(n_vectors, -1)
 
 
 def _multiply(r: np.ndarray, value: tuple, rows_out: int) -> tuple[np.ndarray | None, np.ndarray]:
@@ -448,8 +477,10 @@ class BlockEngine:
         edges = pack_edges(graph, plan, params.block_bytes).persist(StorageLevel.MEMORY_AND_DISK)
         dangling = dangling_blocks(edges, plan).persist(StorageLevel.MEMORY_AND_DISK)
         try:
-            # pack the links once, before the timed iterations, and measure the largest value
-            max_value = edges.map(lambda kv: sum(len(b) for b in kv[1][2:])).fold(0, max)
+            # pack the links once, before the timed iterations; the largest value and the partial
+            # entries an iteration sends (P, distinct (source block, destination page) pairs)
+            max_value, exchange_rows = edges.map(lambda kv: (sum(len(b) for b in kv[1][2:]), _chunk_rows(kv[1]))).fold(
+                (0, 0), lambda a, b: (max(a[0], b[0]), a[1] + b[1]))
             dangling.count()
             passes = range(0, n_vectors, plan.vectors)
             if len(passes) > 1 and state is not None and not isinstance(state, NoStateStore):
@@ -466,6 +497,7 @@ class BlockEngine:
                 result = self._pass(graph.n, plan, edges, dangling, tele, vectors, start,
                                     state or NoStateStore(), progress)
                 result.max_value_bytes = max(max_value, 8 * vectors * max(map(plan.size, range(plan.n_blocks))))
+                result.exchange_rows = exchange_rows
                 results.append((first, result))
             return _merge_passes(results, plan.n_blocks)
         finally:
@@ -630,13 +662,14 @@ class BlockEngine:
         return np.sum([_f64(r) for r in rows], axis=0) if rows else np.zeros(n_vectors)
 
     @staticmethod
-    def _stats(ranks: RDD, stats, n_blocks: int) -> tuple[np.ndarray, np.ndarray]:
+    def _stats(ranks: RDD, stats: Accumulator, n_blocks: int) -> tuple[np.ndarray, np.ndarray]:
         """Compute (and cache) the new rank blocks in one job and return the L1 change and the
         dangling mass summed over the blocks.  The job is a JVM-side count of the cached RDD:
         every statistic came back with the combine tasks (the ``stats`` accumulator), so no
         Python pass reads the blocks again and nothing but B × 2K numbers reaches the driver."""
         ranks._jrdd.count()
         per_block = stats.value
+        stats.value = {}    # the driver keeps every accumulator registered: keep only an empty one
         assert len(per_block) == n_blocks, f"statistics of {len(per_block)} of {n_blocks} blocks"
         rows = [per_block[b] for b in sorted(per_block)]
         l1 = np.sum([r[0] for r in rows], axis=0)
@@ -644,7 +677,7 @@ class BlockEngine:
         return l1, mass
 
     def _iterate(self, plan: BlockPlan, edges: RDD, dangling: RDD, tele: RDD | None, ranks: RDD,
-                 dangling_mass: np.ndarray, active: np.ndarray, n: int, n_vectors: int) -> tuple[RDD, object]:
+                 dangling_mass: np.ndarray, active: np.ndarray, n: int, n_vectors: int) -> tuple[RDD, Accumulator]:
         """The next rank blocks (not yet computed) and the accumulator their tasks report each
         block's (L1 change, dangling mass) to."""
         damping, starts = self.params.damping, plan.starts
@@ -750,6 +783,7 @@ def _merge_passes(results: list[tuple[int, RankResult]], blocks: int) -> RankRes
         history=history,
         blocks=blocks,
         max_value_bytes=max(r.max_value_bytes for _, r in results),
+        exchange_rows=max(r.exchange_rows for _, r in results),
     )
 
 
