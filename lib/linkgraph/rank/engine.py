@@ -23,9 +23,10 @@ an identity partitioner, so block *i* is partition *i* and B blocks are B tasks 
 iteration only partial sums move: each source block multiplies its ranks through its chunks
 (scipy.sparse, K vectors at once) and sends, per chunk, (destination row, value per vector) for
 the rows it reaches — or a dense vector when that is smaller — to the destination block, where
-they are summed with the teleport and dangling terms.  The bytes shuffled per iteration are
-≈ 12 · (distinct (source block, destination page) pairs) · K, plus Spark's framing of each non-empty
-(source block, destination block) shuffle segment (≈ 65 bytes, measured: negligible unless a block
+they are summed with the teleport and dangling terms.  The bytes shuffled per iteration are at
+most 12 · (distinct (source block, destination page) pairs) · K before compression (rows as gaps,
+arrays byte plane by byte plane, so compression takes ~9 bytes per entry), plus Spark's framing of each non-empty
+(source block, destination block) shuffle segment (≈ 71 bytes, measured: negligible unless a block
 pair carries only a few links).  An iteration is one job of two stages with one Python pass per
 task in each: the combine tasks report their block's L1 change and dangling mass through an
 accumulator, and the job's action is a JVM-side count of the cached blocks.  Every ``lineage_every``
