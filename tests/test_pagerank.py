@@ -339,3 +339,14 @@ def test_graphframes_engine_matches_fast_engine(spark):
     gf = as_matrix(graphframes_pagerank(graph, params), n)[0]
     assert np.abs(gf - fast).max() < 1e-12
     assert np.abs(fast - power_iteration(n, edges, tol=1e-300, max_iter=15)[0]).max() < 1e-12
+
+
+def test_partial_entries_are_distinct_source_block_destination_page_pairs(spark):
+    """Blocks {0, 1} and {2, 3} (equal link bytes): 0→2 and 1→2 leave one source block for the
+    same page, so they are one partial entry per iteration; 2→0 and 3→0 likewise."""
+    edges = [(0, 2), (1, 2), (0, 3), (2, 0), (3, 0), (3, 1)]
+    result = BlockEngine(spark, RankParams(tol=1e-300, max_iter=3, blocks=2, single_task=False)).run(
+        rank_graph(spark, 4, edges))
+    assert result.blocks == 2 and result.iterations == 3
+    assert result.exchange_rows == 4
+    assert np.abs(as_matrix(result, 4)[0] - power_iteration(4, edges, tol=1e-300, max_iter=3)[0]).max() < 1e-12
