@@ -24,12 +24,13 @@ iteration only partial sums move: each source block multiplies its ranks through
 (scipy.sparse, K vectors at once) and sends, per chunk, (destination row, value per vector) for
 the rows it reaches — or a dense vector when that is smaller — to the destination block, where
 they are summed with the teleport and dangling terms.  The bytes shuffled per iteration are at
-most 12 · (distinct (source block, destination page) pairs) · K before compression (rows as gaps,
-arrays byte plane by byte plane, so compression takes ~9 bytes per entry), plus Spark's framing of each non-empty
-(source block, destination block) shuffle segment (≈ 71 bytes, measured: negligible unless a block
-pair carries only a few links).  An iteration is one job of two stages with one Python pass per
-task in each: the combine tasks report their block's L1 change and dangling mass through an
-accumulator, and the job's action is a JVM-side count of the cached blocks.  Every ``lineage_every``
+most 12 · (distinct (source block, destination page) pairs) · K before compression (rows as
+gaps, arrays byte plane by byte plane: compressed, ~8 bytes per entry), plus Spark's framing of
+each non-empty (source block, destination block) shuffle segment (≈ 71 bytes, measured:
+negligible unless a block pair carries only a few links).  An iteration is one job of two stages
+with one Python pass per task in each: the combine tasks report their block's L1 change and
+dangling mass through an accumulator, and the job's action is a JVM-side count of the cached
+blocks.  Every ``lineage_every``
 iterations the rank RDD is checkpointed reliably (the session's checkpoint directory; a local
 checkpoint only when none is set), so a lost executor costs at most that many iterations of
 recomputation, never the run; every ``checkpoint_every`` iterations the rank state is also
@@ -246,8 +247,8 @@ def _by_block(pairs: RDD, n_blocks: int) -> RDD:
 
 
 class _BlockStats(AccumulatorParam):
-    """Accumulates {block: float64[2, K] (L1 change, dangling mass)}; a block reported twice (a
-    recomputed task) keeps one entry, so the sums never count a block twice."""
+    """Accumulates {block: (L1 change, dangling mass), each float64[K]}; a block reported twice
+    (a recomputed task) keeps one entry, so the sums never count a block twice."""
 
     def zero(self, value: dict) -> dict:
         return {}
@@ -417,7 +418,7 @@ def _encode_partial(rows: np.ndarray | None, partial: np.ndarray) -> bytes:
     the (ascending) rows as uint32, then float64[K, rows], the arrays byte plane by byte plane.
     One flat value rather than a tuple keeps the serialized framing of each (source block,
     destination block) record to the pickle of one bytes object; gaps and planes let the shuffle
-    compression take a sparse entry from 12 bytes to about 9 (measured in docs/scaling.md)."""
+    compression take a sparse entry from 12 bytes to about 8 (measured in docs/scaling.md)."""
     if rows is None:
         return np.int32(-1).tobytes() + _planes(partial)
     gaps = np.diff(rows, prepend=0).astype(np.uint32)
