@@ -20,6 +20,18 @@ sizes, the growth exponent log(t2/t1)/log(m2/m1) of each step's time (m = links;
 and ends with ``pagerank_iteration_exponent_<a>_<b>=X`` for the smallest and largest size of the
 run (the acceptance figure uses 5M and 50M).  Absolute times depend on the machine's load;
 exponents are ratios measured in the same process and are the figures to compare.
+
+    python bench/scale.py --model [--model-links 20M] [--model-blocks 8,32,128] [--model-iterations 3]
+
+The scale model of the block engine's distributed path (never single-task): a generated
+host-structured graph (the links above) at B = 8, 32 and 128 blocks (forced), and the same graph
+with one hub page receiving 5% of all links at the automatic B of ``--model-budget``.  Per run:
+seconds per iteration, tasks per iteration stage, shuffle bytes per iteration (Spark's REST API;
+the first iteration excluded), the partial entries an iteration sends (P, distinct (source block,
+destination page) pairs) with the shuffle bytes per entry, and the largest packed value in bytes;
+then ``partial_entries_growth_b8_to_b128=`` and ``shuffle_bytes_per_entry_b128=``; last lines
+``shuffle_bytes_per_link_b128=X``, ``shuffle_growth_b8_to_b128=Y`` (ratio of the shuffle bytes per
+iteration) and ``max_value_bytes=Z`` (over every run, hub graph included).
 """
 
 from __future__ import annotations
@@ -109,6 +121,97 @@ class PeakMemory:
         self._thread.join()
 
 
+class StageMeter:
+    """Stages completed since the last ``mark``: (shuffle bytes written, tasks per stage)."""
+
+    def __init__(self, spark: SparkSession):
+        sc = spark.sparkContext
+        self.url = f"{sc.uiWebUrl}/api/v1/applications/{sc.applicationId}/stages?status=complete"
+        self.seen = set(self._stages())
+
+    def _stages(self) -> dict[tuple[int, int], tuple[int, int]]:
+        with urllib.request.urlopen(self.url, timeout=60) as response:
+            stages = json.load(response)
+        return {(s["stageId"], s["attemptId"]): (int(s.get("shuffleWriteBytes", 0)), int(s.get("numTasks", 0)))
+                for s in stages}
+
+    def mark(self) -> tuple[int, list[int]]:
+        now = self._stages()
+        new = [v for key, v in now.items() if key not in self.seen]
+        self.seen = set(now)
+        return sum(b for b, _ in new), sorted({t for _, t in new})
+
+
+def model_graph(spark: SparkSession, n_edges: int, hub_share: float = 0.0):
+    """Host-structured links as a cached (src, dst) DataFrame (``write_generated_graph``'s
+    structure); with ``hub_share``, that share of the links points at page 0 (one hub)."""
+    from linkgraph.rank.graph import RankGraph
+
+    n_pages = max(n_edges // 8, 10)
+    ids = spark.range(n_edges)
+    src = (F.hash(F.col("id")) % n_pages + n_pages) % n_pages
+    skew = F.floor(F.pow(F.rand(7), 3) * n_pages).cast("long")
+    in_host = (F.hash(F.col("id"), F.lit(1)) % PAGES_PER_HOST + PAGES_PER_HOST) % PAGES_PER_HOST
+    dst = F.when(F.rand(11) < 0.7, F.floor(src / PAGES_PER_HOST) * PAGES_PER_HOST + in_host).otherwise(skew)
+    dst = F.least(dst, F.lit(n_pages - 1))
+    if hub_share:
+        dst = F.when(F.rand(13) < hub_share, F.lit(0)).otherwise(dst)
+    edges = (ids.select(src.cast("long").alias("src"), dst.cast("long").alias("dst"))
+             .where(F.col("src") != F.col("dst")).dropDuplicates(["src", "dst"]).cache())
+    return RankGraph(vertices=None, edges=edges, n=n_pages, n_edges=edges.count())
+
+
+def run_model(spark: SparkSession, args) -> int:
+    """``--model``: see the module docstring."""
+    meter = StageMeter(spark)
+    budget = args.model_budget
+    rows: dict[str, tuple[float, list[int], float, int, int, int]] = {}
+
+    def one(name: str, graph, blocks: int, block_bytes: int) -> None:
+        params = RankParams(tol=1e-300, max_iter=args.model_iterations, blocks=blocks, checkpoint_every=0,
+                            single_task=False, block_bytes=block_bytes)
+        marks: list[tuple[float, int, list[int]]] = []
+
+        def progress(stat):
+            marks.append((stat.seconds, *meter.mark()))
+
+        meter.mark()
+        result = BlockEngine(spark, params).run(graph, progress=progress)
+        timed = marks[1:] or marks
+        seconds = sum(m[0] for m in timed) / len(timed)
+        shuffle = sum(m[1] for m in timed) / len(timed)
+        tasks = sorted({t for m in timed for t in m[2]})
+        entries = result.exchange_rows
+        rows[name] = (seconds, tasks, shuffle, result.max_value_bytes, result.blocks, entries)
+        print(f"{name:<14} links={graph.n_edges:>11,} B={result.blocks:<4} {seconds:8.2f} s/iteration  "
+              f"tasks per stage={tasks}  shuffle/iteration={shuffle / 2**20:8.2f} MiB "
+              f"({shuffle / graph.n_edges:.2f} B/link)  partial entries P={entries:,} "
+              f"({entries / graph.n_edges:.3f} per link, {shuffle / max(entries, 1):.2f} B/entry)  "
+              f"max_value_bytes={result.max_value_bytes:,}", flush=True)
+
+    graph = model_graph(spark, args.model_links)
+    print(f"model graph: {graph.n:,} pages, {graph.n_edges:,} links; budget {budget:,} bytes", flush=True)
+    for blocks in [int(b) for b in args.model_blocks.split(",")]:
+        one(f"host b={blocks}", graph, blocks, budget)
+    graph.edges.unpersist()
+    hub = model_graph(spark, args.model_links, hub_share=0.05)
+    print(f"hub graph: {hub.n:,} pages, {hub.n_edges:,} links, page 0 receives "
+          f"{hub.edges.where(F.col('dst') == 0).count():,}", flush=True)
+    one("hub auto-B", hub, 0, args.model_hub_budget)
+    hub.edges.unpersist()
+    first, last = rows[f"host b={args.model_blocks.split(',')[0]}"], rows[f"host b={args.model_blocks.split(',')[-1]}"]
+    # P, distinct (source block, destination page) pairs, grows with B on any graph (a smaller
+    # source block shares fewer destinations); bytes per entry is what the engine controls
+    print(f"partial_entries_growth_b{args.model_blocks.split(',')[0]}_to_b{args.model_blocks.split(',')[-1]}="
+          f"{last[5] / max(first[5], 1):.3f}")
+    print(f"shuffle_bytes_per_entry_b{args.model_blocks.split(',')[-1]}={last[2] / max(last[5], 1):.2f}")
+    print(f"shuffle_bytes_per_link_b{args.model_blocks.split(',')[-1]}={last[2] / graph.n_edges:.2f}")
+    print(f"shuffle_growth_b{args.model_blocks.split(',')[0]}_to_b{args.model_blocks.split(',')[-1]}="
+          f"{last[2] / max(first[2], 1):.3f}")
+    print(f"max_value_bytes={max(r[3] for r in rows.values())}")
+    return 0
+
+
 class ShuffleMeter:
     """Shuffle bytes written by the stages completed since the last ``mark`` (Spark REST API)."""
 
@@ -195,6 +298,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--blocks", type=int, default=2, help="PageRank vertex blocks, the same at every size")
     parser.add_argument("--driver-memory", default="6g")
     parser.add_argument("--workdir", help="scratch directory (default: a temporary one, removed afterwards)")
+    parser.add_argument("--model", action="store_true", help="the distributed path's scale model instead")
+    parser.add_argument("--model-links", type=parse_size, default=parse_size("20M"))
+    parser.add_argument("--model-blocks", default="8,32,128")
+    parser.add_argument("--model-iterations", type=int, default=3, help="the first is excluded from the figures")
+    parser.add_argument("--model-budget", type=int, default=64 << 20, help="rank.block_bytes of the forced-B runs")
+    parser.add_argument("--model-hub-budget", type=int, default=4 << 20,
+                        help="rank.block_bytes of the hub run (small, so that the hub's in-links must be cut)")
     args = parser.parse_args(argv)
     sizes = [parse_size(s) for s in args.sizes.split(",")]
     ingest_sizes = {parse_size(s) for s in args.ingest_sizes.split(",") if s}
@@ -209,6 +319,13 @@ def main(argv: list[str] | None = None) -> int:
     }
     spark = get_spark(config_from_dict({"spark": spark_conf}).spark)
     spark.sparkContext.setLogLevel("ERROR")
+    if args.model:
+        try:
+            return run_model(spark, args)
+        finally:
+            spark.stop()
+            if not args.workdir:
+                shutil.rmtree(workdir, ignore_errors=True)
     shuffle = ShuffleMeter(spark)
     print(f"scale bench: sizes {', '.join(map(label, sizes))}; local[2]; load average at start "
           f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", flush=True)

@@ -26,6 +26,9 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 SHARED_DATA = Path(os.environ.get("LINKGRAPH_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
 
 
+GRAPHFRAMES_JARS = sorted((SHARED_DATA.parent / "graphframes").glob("graphframes-core-*.jar"))
+
+
 def shared_file(relative: str) -> Path:
     """A file of ../shared/data, or skip the test with the reason."""
     path = SHARED_DATA / relative
@@ -48,6 +51,8 @@ def spark():
             driver_memory="3g",
             shuffle_partitions=2,
             checkpoint_dir=str(work / "checkpoints"),
+            # the shared GraphFrames jar, when present, so the graphframes engine can be tested
+            graphframes_jar=str(GRAPHFRAMES_JARS[-1]) if GRAPHFRAMES_JARS else None,
             conf={
                 "spark.default.parallelism": "2",
                 "spark.ui.enabled": "false",

@@ -101,3 +101,27 @@ def test_the_default_checkpoint_dir_is_the_lakes_own(monkeypatch):
     get_spark(SparkConfig())
     assert directories == []
     assert checkpoint_dir_of_lake("/data/lake/") == "/data/lake/_checkpoints"
+
+
+def test_rank_block_bytes_is_validated_at_load():
+    assert config_from_dict({}).rank.block_bytes == 64 * 1024 * 1024
+    with pytest.raises(ConfigError, match=r"rank\.block_bytes must be at least 1024"):
+        config_from_dict({"rank": {"block_bytes": 10}})
+    with pytest.raises(ConfigError, match=r"'rank\.block_bytes' must be an integer"):
+        config_from_dict({"rank": {"block_bytes": "big"}})
+
+
+def test_graphframes_jar_goes_on_spark_jars_instead_of_the_coordinate(tmp_path):
+    from linkgraph.packages import GRAPHFRAMES_PACKAGE
+    from linkgraph.session import jars, jvm_packages
+
+    jar = tmp_path / "graphframes.jar"
+    jar.write_bytes(b"")
+    spark = config_from_dict({"spark": {"graphframes": True, "graphframes_jar": str(jar),
+                                        "conf": {"spark.jars": "/opt/other.jar"}}}).spark
+    assert jars(spark) == f"/opt/other.jar,{jar}"
+    assert GRAPHFRAMES_PACKAGE not in jvm_packages(spark)
+    assert GRAPHFRAMES_PACKAGE in jvm_packages(config_from_dict({"spark": {"graphframes": True}}).spark)
+    missing = config_from_dict({"spark": {"graphframes_jar": str(tmp_path / "nope.jar")}}).spark
+    with pytest.raises(ConfigError, match=r"spark\.graphframes_jar: no such file"):
+        jars(missing)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import networkx as nx
 import numpy as np
 import pytest
@@ -266,3 +268,85 @@ def test_polblogs_pagerank_matches_networkx(spark, polblogs_lake):
     got = {r.page_id: r["rank"] for r in lake.read(S.PAGERANK_TABLE).collect()}
     assert got.keys() == expected.keys()
     assert max(abs(got[p] - expected[p]) for p in got) < 1e-6
+
+
+def host_graph(n_hosts=40, pages=15, seed=11):
+    """Pages grouped by host (consecutive ids), most links inside the host, and one hub page
+    (vertex 3) that a quarter of all pages link to; the last host's pages are dangling."""
+    rng = np.random.default_rng(seed)
+    n = n_hosts * pages
+    edges = set()
+    for v in range(n - pages):
+        host = v // pages
+        for _ in range(4):
+            edges.add((v, host * pages + int(rng.integers(pages))))
+        edges.add((v, int(rng.integers(n))))
+        if rng.random() < 0.25:
+            edges.add((v, 3))
+    return n, [(a, b) for a, b in sorted(edges) if a != b]
+
+
+def test_forced_block_counts_give_identical_ranks(spark):
+    n, edges = host_graph()
+    graph = rank_graph(spark, n, edges)
+    reference = power_iteration(n, edges, tol=1e-300, max_iter=4)[0]
+    ranks = {}
+    for blocks, single_task in ((1, True), (3, False), (8, False)):
+        result = BlockEngine(spark, RankParams(tol=1e-300, max_iter=4, blocks=blocks, single_task=single_task)).run(graph)
+        assert result.blocks == blocks and result.iterations == 4
+        ranks[blocks] = as_matrix(result, n)[0]
+    assert np.abs(ranks[1] - reference).max() < 1e-12
+    assert np.abs(ranks[3] - ranks[1]).max() <= 1e-12
+    assert np.abs(ranks[8] - ranks[1]).max() <= 1e-12
+
+
+def test_byte_budget_cuts_blocks_and_bounds_every_value(spark):
+    n, edges = host_graph(n_hosts=10, pages=10)
+    graph = rank_graph(spark, n, edges)
+    budget = 1024  # bytes: the hub's in-links and every source block's links are cut to fit
+    result = BlockEngine(spark, RankParams(tol=1e-300, max_iter=3, block_bytes=budget)).run(graph)
+    assert result.blocks >= math.ceil((12 * len(edges) + 16 * n) / budget)
+    assert 0 < result.max_value_bytes <= budget
+    assert np.abs(as_matrix(result, n)[0] - power_iteration(n, edges, tol=1e-300, max_iter=3)[0]).max() < 1e-12
+
+
+def test_plan_by_bytes_one_task_identity_blocks_and_default_parallelism():
+    from linkgraph.rank.engine import plan_blocks
+
+    fits = plan_blocks(1000, 5000, RankParams(block_bytes=12 * 5000 + 8 * 1000), 1, cores=2)
+    assert fits.single_task and fits.starts == (0, 1000)
+    # one byte less: distributed, at least 3 blocks per core, ranges covering every vertex once
+    plan = plan_blocks(1000, 5000, RankParams(block_bytes=12 * 5000 + 8 * 1000 - 1), 1, cores=2,
+                       bucket_links=np.full(1000, 5))
+    assert not plan.single_task and plan.n_blocks >= 6
+    assert plan.starts[0] == 0 and plan.starts[-1] == 1000 and all(np.diff(plan.starts) > 0)
+    forced = plan_blocks(10, 40, RankParams(blocks=4), 1, cores=2, bucket_links=np.array([40] + [0] * 9))
+    assert forced.n_blocks == 4 and forced.starts == (0, 1, 2, 3, 10)
+
+
+def test_graphframes_engine_matches_fast_engine(spark):
+    """Without dangling pages GraphFrames' PageRank (ranks summing to n, start 1) is ours times n,
+    iteration for iteration."""
+    from linkgraph.rank.gf import graphframes_pagerank
+
+    if spark._jvm.org.graphframes.GraphFrame.__class__.__name__ != "JavaClass":
+        pytest.skip("no GraphFrames jar in this session (spark.graphframes_jar; the suite uses "
+                    "../shared/graphframes/graphframes-core-*.jar when present)")
+    n, edges = 30, [(v, (v + 1) % 30) for v in range(30)] + [(v, (3 * v + 7) % 30) for v in range(0, 30, 2)] + [(5, 0)]
+    graph = rank_graph(spark, n, edges)
+    params = RankParams(tol=1e-300, max_iter=15)
+    fast = as_matrix(BlockEngine(spark, params).run(graph), n)[0]
+    gf = as_matrix(graphframes_pagerank(graph, params), n)[0]
+    assert np.abs(gf - fast).max() < 1e-12
+    assert np.abs(fast - power_iteration(n, edges, tol=1e-300, max_iter=15)[0]).max() < 1e-12
+
+
+def test_partial_entries_are_distinct_source_block_destination_page_pairs(spark):
+    """Blocks {0, 1} and {2, 3} (equal link bytes): 0→2 and 1→2 leave one source block for the
+    same page, so they are one partial entry per iteration; 2→0 and 3→0 likewise."""
+    edges = [(0, 2), (1, 2), (0, 3), (2, 0), (3, 0), (3, 1)]
+    result = BlockEngine(spark, RankParams(tol=1e-300, max_iter=3, blocks=2, single_task=False)).run(
+        rank_graph(spark, 4, edges))
+    assert result.blocks == 2 and result.iterations == 3
+    assert result.exchange_rows == 4
+    assert np.abs(as_matrix(result, 4)[0] - power_iteration(4, edges, tol=1e-300, max_iter=3)[0]).max() < 1e-12

@@ -46,7 +46,9 @@ class SparkConfig:
 
     ``master`` None means "leave it to spark-submit / the platform".  ``add_packages`` puts the
     pinned Delta (and, with ``graphframes``, GraphFrames) Maven coordinates in
-    ``spark.jars.packages``; ``conf`` holds any further ``spark.*`` settings verbatim.
+    ``spark.jars.packages``; ``graphframes_jar`` is a local GraphFrames jar put on ``spark.jars``
+    instead of the GraphFrames coordinate (where Maven Central does not serve it); ``conf`` holds
+    any further ``spark.*`` settings verbatim (a ``spark.jars`` there is kept, the jar appended).
     ``checkpoint_dir`` None (the default) puts each command's checkpoints under its lake
     (``<lake>/_checkpoints``, on the lake's file system or object store, removed when the command
     ends), never a fixed path another user or job shares.
@@ -58,6 +60,7 @@ class SparkConfig:
     shuffle_partitions: int = 4
     add_packages: bool = True
     graphframes: bool = False
+    graphframes_jar: str | None = None
     # None: ``<lake>/_checkpoints`` (same file system or object store as the lake), see
     # ``linkgraph.session.use_checkpoint_dir``; a path without a scheme takes the default file system's
     checkpoint_dir: str | None = None
@@ -104,10 +107,13 @@ class IngestConfig:
 class RankConfig:
     """PageRank parameters (``linkgraph pagerank``; flags override tol/max_iter/engine).
 
-    ``blocks`` 0 picks ``ceil(pages / block_max_vertices)`` vertex blocks.  ``checkpoint_every``
-    iterations the rank state is written to Delta (``rank_state``) so a killed run resumes there.
-    ``single_task``: a graph that is one block (≤ ``block_max_vertices`` pages) is iterated inside
-    one Spark task, without a job per iteration (and without mid-run checkpoints).
+    ``blocks`` 0 picks the vertex blocks by ``block_bytes`` (bytes of packed arrays per block and
+    per value, default 64 MiB; at least 3 blocks per core); ``block_max_vertices`` also caps a
+    block's pages.  ``checkpoint_every`` iterations the rank state is written to Delta
+    (``rank_state``) so a killed run resumes there; ``lineage_every`` iterations the rank blocks
+    are checkpointed reliably (a lost executor costs at most that many iterations).
+    ``single_task``: a graph whose packed links fit ``block_bytes`` is iterated inside one Spark
+    task, without a job per iteration (and without mid-run checkpoints).
     ``not_converged_exit_code`` is what the job returns when the iteration cap is hit first.
     """
 
@@ -119,6 +125,8 @@ class RankConfig:
     block_max_vertices: int = 4_000_000
     checkpoint_every: int = 10
     single_task: bool = True
+    block_bytes: int = 64 * 1024 * 1024
+    lineage_every: int = 10
     exclude_link_types: list[str] = field(default_factory=lambda: ["NOFOLLOW", "UGC", "SPONSORED"])
     not_converged_exit_code: int = 0
 
@@ -129,6 +137,11 @@ class RankConfig:
             raise ConfigError("rank.damping must be in (0, 1)")
         if self.tol <= 0 or self.max_iter <= 0:
             raise ConfigError("rank.tol and rank.max_iter must be positive")
+        if self.block_bytes < 1024:
+            raise ConfigError(f"rank.block_bytes must be at least 1024 (bytes of packed arrays), "
+                              f"got {self.block_bytes}")
+        if self.lineage_every < 1:
+            raise ConfigError(f"rank.lineage_every must be at least 1, got {self.lineage_every}")
         if self.blocks < 0:
             raise ConfigError(f"rank.blocks must be 0 (from the page count) or positive, got {self.blocks}")
         if self.block_max_vertices <= 0:

@@ -17,6 +17,7 @@ from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
 from linkgraph.config import SparkConfig
+from linkgraph.errors import ConfigError
 from linkgraph.packages import DELTA_PACKAGE, GRAPHFRAMES_PACKAGE
 from linkgraph.paths import delete_tree, qualify
 
@@ -30,9 +31,19 @@ DELTA_SQL_CONF = {
 
 def jvm_packages(spark_config: SparkConfig) -> list[str]:
     packages = [DELTA_PACKAGE]
-    if spark_config.graphframes:
+    if spark_config.graphframes and not spark_config.graphframes_jar:
         packages.append(GRAPHFRAMES_PACKAGE)
     return packages
+
+
+def jars(spark_config: SparkConfig) -> str | None:
+    """``spark.jars``: the configured one plus the local GraphFrames jar, if any."""
+    listed = [j for j in spark_config.conf.get("spark.jars", "").split(",") if j]
+    if spark_config.graphframes_jar and spark_config.graphframes_jar not in listed:
+        if not os.path.isfile(spark_config.graphframes_jar):
+            raise ConfigError(f"spark.graphframes_jar: no such file: {spark_config.graphframes_jar}")
+        listed.append(spark_config.graphframes_jar)
+    return ",".join(listed) or None
 
 
 def existing_session() -> SparkSession | None:
@@ -76,6 +87,9 @@ def get_spark(spark_config: SparkConfig | None = None) -> SparkSession:
         if ivy_dir:
             settings["spark.jars.ivy"] = ivy_dir
     settings.update(spark_config.conf)
+    jar_list = jars(spark_config)
+    if jar_list:
+        settings["spark.jars"] = jar_list
     for key, value in settings.items():
         builder = builder.config(key, value)
 

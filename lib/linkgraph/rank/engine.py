@@ -13,18 +13,34 @@ starts from the uniform vector 1/n (or a warm start) and stops when ‖r_{t+1} �
 on its own: once converged its ranks are frozen while the others go on.
 
 Block engine: vertices are cut into B contiguous index ranges (page ids follow reversed host
-order, so most links stay inside a block).  Links are packed once into one CSR matrix per
-(source block, destination block) pair, cached and partitioned by source block.  Per iteration
-only rank blocks move: a co-grouped ``applyInPandas`` multiplies each source block's ranks through
-its CSR matrices (scipy.sparse, K vectors at once), the partial vectors are shuffled to their
-destination block and summed there with the teleport and dangling terms.  Per iteration O(B·n·K)
-numbers move instead of every edge, and one small action (B rows of K numbers) reads the L1 change
-and the next dangling mass.  Lineage is cut every ``checkpoint_every`` iterations by writing the
-rank state to Delta (which is also what a killed run resumes from).
+order, so most links stay inside a block), sized by a byte budget (``block_bytes``): a block's
+out-links (12 bytes each) and vertices (8 + 8·K bytes each) add up to at most the budget, and B
+is at least three times the cores by default so every core has work.  Links are packed once per
+(source block, destination block) pair, hypersparse (DCSR: only the destination rows that receive
+a link) unless a dense row pointer is smaller, in chunks of at most ``block_bytes``; a hub's
+in-links are cut across chunks like any other.  Everything lives in RDDs partitioned by block with
+an identity partitioner, so block *i* is partition *i* and B blocks are B tasks per stage.  Per
+iteration only partial sums move: each source block multiplies its ranks through its chunks
+(scipy.sparse, K vectors at once) and sends, per chunk, (destination row, value per vector) for
+the rows it reaches — or a dense vector when that is smaller — to the destination block, where
+they are summed with the teleport and dangling terms.  The bytes shuffled per iteration are at
+most 12 · (distinct (source block, destination page) pairs) · K before compression (rows as
+gaps, arrays byte plane by byte plane: compressed, ~8 bytes per entry), plus Spark's framing of
+each non-empty (source block, destination block) shuffle segment (≈ 71 bytes, measured:
+negligible unless a block pair carries only a few links).  An iteration is one job of two stages
+with one Python pass per task in each: the combine tasks report their block's L1 change and
+dangling mass through an accumulator, and the job's action is a JVM-side count of the cached
+blocks.  Every ``lineage_every``
+iterations the rank RDD is checkpointed reliably (the session's checkpoint directory; a local
+checkpoint only when none is set), so a lost executor costs at most that many iterations of
+recomputation, never the run; every ``checkpoint_every`` iterations the rank state is also
+written to the state store (Delta ``rank_state``), which is what a killed run resumes from.
+K personalisation vectors are processed in passes of at most ``MAX_VECTOR_CHUNK`` vectors (one
+pass when the whole graph is solved in one task), sharing the packed links.
 
-A graph that is a single block (at most ``block_max_vertices`` vertices, so it fits one executor)
-is, with ``single_task``, iterated to convergence inside one task: the same arithmetic without a
-Spark job per iteration, its per-iteration statistics reported when the task ends.
+A graph whose packed links fit the budget of one task (12·links + 8·pages ≤ ``block_bytes``) is,
+with ``single_task``, iterated to convergence inside one task: the same arithmetic without a Spark
+job per iteration, its per-iteration statistics reported when the task ends.
 """
 
 from __future__ import annotations
@@ -32,12 +48,12 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from pyspark import StorageLevel
+from pyspark import RDD, Accumulator, AccumulatorParam, StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
@@ -55,21 +71,30 @@ from linkgraph.schemas import RANK, VECTOR_ID
 log = logging.getLogger(__name__)
 
 BLOCK, SB, DB = "block", "sb", "db"
+MIB = 1 << 20
+DEFAULT_BLOCK_BYTES = 64 * MIB
+LINK_BYTES = 12            # int32 local source + float64 weight per packed link
+ROW_BYTES = 8              # int32 row id + int32 row pointer per destination row of a hypersparse pair
+MAX_VECTOR_CHUNK = 16      # personalisation vectors per pass of the distributed path
+PLAN_BUCKETS = 1 << 16     # vertex ranges whose out-links are counted to cut the blocks
+TASKS_PER_CORE = 3         # automatic B is at least this many times the cores
 
-EDGE_BLOCK = StructType(
+EDGE_CHUNK = StructType(
     [
         StructField(SB, IntegerType(), False),
         StructField(DB, IntegerType(), False),
-        StructField("indptr", BinaryType(), False),   # int64[size(db)+1]
+        StructField("rows", BinaryType(), False),     # int32 local destination rows (empty: all rows, dense)
+        StructField("indptr", BinaryType(), False),   # int32[rows + 1]
         StructField("indices", BinaryType(), False),  # int32 local source index per link
         StructField("weights", BinaryType(), False),  # float64 1/outdeg(source) per link
     ]
 )
-STATIC_BLOCK = StructType(
+TELEPORT_CHUNK = StructType(
     [
         StructField(BLOCK, IntegerType(), False),
-        StructField("teleport", BinaryType(), False),  # float64[K, size]
-        StructField("dangling", BinaryType(), False),  # bool[size]
+        StructField("vectors", BinaryType(), False),  # int32 vector per entry
+        StructField("locals", BinaryType(), False),   # int32 local vertex per entry
+        StructField("weights", BinaryType(), False),  # float64 teleport weight per entry
     ]
 )
 RANK_BLOCK = StructType(
@@ -78,13 +103,6 @@ RANK_BLOCK = StructType(
         StructField("ranks", BinaryType(), False),          # float64[K, size]
         StructField("l1", BinaryType(), True),              # float64[K]: ‖new − old‖₁ of this block
         StructField("dangling_mass", BinaryType(), True),   # float64[K]: Σ new over dangling vertices
-    ]
-)
-PARTIAL = StructType(
-    [
-        StructField(BLOCK, IntegerType(), False),
-        StructField("is_old", IntegerType(), False),
-        StructField("values", BinaryType(), False),
     ]
 )
 RANKS = StructType(
@@ -101,10 +119,12 @@ class RankParams:
     damping: float = 0.85
     tol: float = 1e-6
     max_iter: int = 100
-    blocks: int = 0                 # 0: automatic
+    blocks: int = 0                 # 0: automatic (by block_bytes, at least 3 × the cores)
     block_max_vertices: int = 4_000_000
-    checkpoint_every: int = 10
-    single_task: bool = True        # a one-block graph is iterated inside one Spark task
+    checkpoint_every: int = 10      # iterations between rank-state saves (resume)
+    single_task: bool = True        # a graph whose packed links fit block_bytes is iterated inside one task
+    block_bytes: int = DEFAULT_BLOCK_BYTES
+    lineage_every: int = 10         # iterations between reliable checkpoints of the rank RDD
 
 
 @dataclass
@@ -124,10 +144,13 @@ class RankResult:
     vector_iterations: list[int]      # per vector: iterations until it converged (or max_iter)
     history: list[IterationStat] = field(default_factory=list)
     resumed_from: int | None = None   # the checkpointed iteration a resumed run started after
+    blocks: int = 1                   # B of the block engine
+    max_value_bytes: int = 0          # largest packed value (one row's binaries) the block engine built
+    exchange_rows: int = 0            # destination rows the packed chunks reach: the partial entries per iteration
 
 
 class StateStore:
-    """Where the block engine keeps its rank state between iterations (resume + lineage cut)."""
+    """Where the block engine keeps its rank state between iterations (resume)."""
 
     def save(self, iteration: int, rank_blocks: DataFrame, active: np.ndarray, vector_iterations: list[int]) -> None:
         raise NotImplementedError
@@ -143,19 +166,104 @@ class NoStateStore(StateStore):
         return None
 
 
-def plan_blocks(n: int, params: RankParams) -> tuple[int, int]:
-    blocks = params.blocks or max(1, math.ceil(n / params.block_max_vertices))
-    blocks = min(blocks, max(n, 1))
-    block_size = max(1, math.ceil(n / blocks))
-    return math.ceil(max(n, 1) / block_size), block_size
+@dataclass(frozen=True)
+class BlockPlan:
+    """Block *b* holds vertices ``starts[b] .. starts[b+1] − 1``; ``vectors`` per pass."""
+
+    starts: tuple[int, ...]
+    vectors: int
+    single_task: bool = False
+
+    @property
+    def n_blocks(self) -> int:
+        return len(self.starts) - 1
+
+    def size(self, block: int) -> int:
+        return self.starts[block + 1] - self.starts[block]
 
 
-def _block_len(block: int, block_size: int, n: int) -> int:
-    return max(0, min(block_size, n - block * block_size))
+def packed_link_bytes(links: int, vertices: int) -> int:
+    """Bytes of a graph's links packed in one block (indices, weights, one row per vertex)."""
+    return LINK_BYTES * links + ROW_BYTES * vertices
+
+
+def plan_blocks(n: int, n_links: int, params: RankParams, n_vectors: int, cores: int,
+                bucket_links: np.ndarray | None = None) -> BlockPlan:
+    """Cut ``n`` vertices into blocks.  ``bucket_links[j]``: out-links of the vertices of bucket
+    ``j`` (``ceil(n / len(bucket_links))`` consecutive vertices each); needed unless one task."""
+    budget = params.block_bytes
+    if (params.single_task and params.blocks in (0, 1) and packed_link_bytes(n_links, n) <= budget
+            and n <= params.block_max_vertices):
+        return BlockPlan((0, n), max(1, min(n_vectors, budget // (16 * max(n, 1)))), True)
+    vectors = min(n_vectors, MAX_VECTOR_CHUNK)
+    if bucket_links is None or len(bucket_links) == 0:
+        bucket_links = np.zeros(1, dtype=np.int64)
+    width = math.ceil(n / len(bucket_links))
+    firsts = np.arange(len(bucket_links), dtype=np.int64) * width
+    vertices = np.clip(n - firsts, 0, width)
+    costs = LINK_BYTES * bucket_links.astype(np.float64) + (ROW_BYTES + 8 * vectors) * vertices
+    total = float(costs.sum())
+    if params.blocks:
+        blocks = min(params.blocks, n)
+        cum = np.cumsum(costs)
+        starts = [0]
+        for k in range(1, blocks):
+            j = int(np.searchsorted(cum, k * total / blocks, side="left"))
+            start = int(min(n, firsts[min(j, len(firsts) - 1)] + width))
+            starts.append(min(max(start, starts[-1] + 1), n - (blocks - k)))
+        starts.append(n)
+        return BlockPlan(tuple(starts), vectors)
+    wanted = max(math.ceil(total / budget), TASKS_PER_CORE * max(cores, 1))
+    target = min(float(budget), total / wanted)
+    starts, acc, acc_vertices = [0], 0.0, 0
+    for first, cost, count in zip(firsts.tolist(), costs.tolist(), vertices.tolist(), strict=True):
+        if count == 0:
+            break
+        if acc_vertices and (acc + cost > target or acc_vertices + count > params.block_max_vertices):
+            starts.append(first)
+            acc, acc_vertices = 0.0, 0
+        acc += cost
+        acc_vertices += count
+    starts.append(n)
+    return BlockPlan(tuple(starts), vectors)
+
+
+def _identity(block: int) -> int:
+    """Partition function: block *i* → partition *i* (one module-level object, so RDDs partitioned
+    with it are co-partitioned and unions of them need no shuffle)."""
+    return block
+
+
+def _by_block(pairs: RDD, n_blocks: int) -> RDD:
+    """``pairs`` (block, value) shuffled so that block *i* is partition *i*, declared in the
+    serializer of every other RDD here.  ``partitionBy``'s output is framed pickled lists, which
+    ``BatchedSerializer`` and the context's ``AutoBatchedSerializer`` read alike, but ``RDD.union``
+    compares serializer objects and, when they differ, inserts a Python pass that re-pickles every
+    record: one more Python worker per task, per stage, per iteration."""
+    shuffled = pairs.partitionBy(n_blocks, _identity)
+    same: RDD = RDD(shuffled._jrdd, shuffled.ctx, shuffled.ctx.serializer)
+    same.partitioner = shuffled.partitioner
+    return same
+
+
+class _BlockStats(AccumulatorParam):
+    """Accumulates {block: (L1 change, dangling mass), each float64[K]}; a block reported twice
+    (a recomputed task) keeps one entry, so the sums never count a block twice."""
+
+    def zero(self, value: dict) -> dict:
+        return {}
+
+    def addInPlace(self, value1: dict, value2: dict) -> dict:
+        value1.update(value2)
+        return value1
 
 
 def _f64(buf: bytes) -> np.ndarray:
     return np.frombuffer(buf, dtype=np.float64)
+
+
+def _i32(buf: bytes) -> np.ndarray:
+    return np.frombuffer(buf, dtype=np.int32)
 
 
 def transition_weights(edges: DataFrame) -> DataFrame:
@@ -168,95 +276,173 @@ def transition_weights(edges: DataFrame) -> DataFrame:
         SRC, DST, (F.col(WEIGHT) / F.col("out_weight")).alias("w"))
 
 
-def build_edge_blocks(graph: RankGraph, block_size: int, partitions: int) -> DataFrame:
-    n = graph.n
-    weighted = transition_weights(graph.edges).select(
-        (F.col(SRC) / block_size).cast("int").alias(SB),
-        (F.col(DST) / block_size).cast("int").alias(DB),
-        (F.col(SRC) % block_size).cast("int").alias("s"),
-        (F.col(DST) % block_size).cast("int").alias("d"),
-        F.col("w"),
-    )
+def out_links_per_bucket(edges: DataFrame, n: int, buckets: int = PLAN_BUCKETS) -> np.ndarray:
+    """Out-links per range of ``ceil(n / buckets)`` consecutive vertices (at most ``buckets`` numbers)."""
+    buckets = max(1, min(buckets, n))
+    width = math.ceil(n / buckets)
+    counts = np.zeros(buckets, dtype=np.int64)
+    rows = edges.groupBy((F.col(SRC) / width).cast("long").alias("bucket")).count().collect()
+    for row in rows:
+        counts[int(row["bucket"])] = int(row["count"])
+    return counts
+
+
+def pack_edges(graph: RankGraph, plan: BlockPlan, budget: int) -> RDD:
+    """(source block, ("E", destination block, rows, indptr, indices, weights)) per chunk of at
+    most ``budget`` bytes, partitioned by source block."""
+    starts = np.asarray(plan.starts, dtype=np.int64)
+    max_links = max(1, (budget - 8) // (LINK_BYTES + ROW_BYTES))
+
+    def assign(batches: Iterable[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+        for pdf in batches:
+            src, dst = pdf[SRC].to_numpy(np.int64), pdf[DST].to_numpy(np.int64)
+            sb = np.searchsorted(starts, src, side="right") - 1
+            db = np.searchsorted(starts, dst, side="right") - 1
+            yield pd.DataFrame({SB: sb.astype(np.int32), DB: db.astype(np.int32),
+                                "s": (src - starts[sb]).astype(np.int32), "d": (dst - starts[db]).astype(np.int32),
+                                "w": pdf["w"].to_numpy(np.float64)})
 
     def pack(pdf: pd.DataFrame) -> pd.DataFrame:
         sb, db = int(pdf[SB].iat[0]), int(pdf[DB].iat[0])
-        rows = _block_len(db, block_size, n)
-        order = np.lexsort((pdf["s"].to_numpy(), pdf["d"].to_numpy()))
-        d = pdf["d"].to_numpy()[order]
-        indptr = np.zeros(rows + 1, dtype=np.int64)
-        np.cumsum(np.bincount(d, minlength=rows), out=indptr[1:])
-        return pd.DataFrame(
-            {
-                SB: [sb],
-                DB: [db],
-                "indptr": [indptr.tobytes()],
-                "indices": [pdf["s"].to_numpy()[order].astype(np.int32).tobytes()],
-                "weights": [pdf["w"].to_numpy()[order].astype(np.float64).tobytes()],
-            }
-        )
+        size = int(starts[db + 1] - starts[db])
+        s_all, d_all = pdf["s"].to_numpy(np.int32), pdf["d"].to_numpy(np.int32)
+        order = np.lexsort((s_all, d_all))
+        s_all, d_all, w_all = s_all[order], d_all[order], pdf["w"].to_numpy(np.float64)[order]
+        out: dict[str, list] = {SB: [], DB: [], "rows": [], "indptr": [], "indices": [], "weights": []}
+        for lo in range(0, len(order), max_links):
+            d = d_all[lo:lo + max_links]
+            rows, first = np.unique(d, return_index=True)
+            if 2 * len(rows) < size:    # hypersparse is smaller than a row pointer over every row
+                indptr = np.append(first, len(d)).astype(np.int32)
+                row_bytes = rows.astype(np.int32).tobytes()
+            else:
+                indptr = np.zeros(size + 1, dtype=np.int32)
+                np.cumsum(np.bincount(d, minlength=size), out=indptr[1:])
+                row_bytes = b""
+            out[SB].append(sb)
+            out[DB].append(db)
+            out["rows"].append(row_bytes)
+            out["indptr"].append(indptr.tobytes())
+            out["indices"].append(s_all[lo:lo + max_links].tobytes())
+            out["weights"].append(w_all[lo:lo + max_links].tobytes())
+        return pd.DataFrame(out)
 
-    return weighted.groupBy(SB, DB).applyInPandas(pack, EDGE_BLOCK).repartition(partitions, SB)
+    assigned_schema = f"{SB} int, {DB} int, s int, d int, w double"
+    packed = (transition_weights(graph.edges).mapInPandas(assign, assigned_schema)
+              .groupBy(SB, DB).applyInPandas(pack, EDGE_CHUNK))
+    return _by_block(packed.rdd.map(
+        lambda row: (row[0], ("E", row[1], bytes(row[2]), bytes(row[3]), bytes(row[4]), bytes(row[5])))
+    ), plan.n_blocks)
 
 
-def build_static_blocks(
-    spark: SparkSession, graph: RankGraph, teleport: DataFrame | None, n_vectors: int,
-    n_blocks: int, block_size: int, partitions: int,
-) -> DataFrame:
-    n = graph.n
-    has_out = (
-        graph.edges.select(SRC).distinct()
-        .groupBy((F.col(SRC) / block_size).cast("int").alias(BLOCK))
-        .agg(F.collect_list((F.col(SRC) % block_size).cast("int")).alias("has_out"))
-    )
-    blocks = spark.range(n_blocks).select(F.col("id").cast("int").alias(BLOCK))
-    static = blocks.join(has_out, on=BLOCK, how="left")
-    if teleport is not None:
-        tele = teleport.groupBy((F.col(VERTEX) / block_size).cast("int").alias(BLOCK)).agg(
-            F.collect_list(F.struct(VECTOR_ID, (F.col(VERTEX) % block_size).cast("int").alias("local"), "weight"))
-            .alias("tele")
-        )
-        static = static.join(tele, on=BLOCK, how="left")
-    else:
-        static = static.withColumn("tele", F.lit(None).cast("array<struct<vector_id:int,local:int,weight:double>>"))
+def dangling_blocks(edges: RDD, plan: BlockPlan) -> RDD:
+    """(block, ("D", bool[size])) per block: vertices with no packed out-link."""
+    starts = plan.starts
 
-    uniform = teleport is None
+    def build(block: int, items: Iterable) -> Iterator:
+        has_out = np.zeros(starts[block + 1] - starts[block], dtype=bool)
+        for _, value in items:
+            has_out[_i32(value[4])] = True
+        yield block, ("D", (~has_out).tobytes())
 
-    def build(batches):
+    return edges.mapPartitionsWithIndex(build, preservesPartitioning=True)
+
+
+def teleport_blocks(teleport: DataFrame, plan: BlockPlan, first_vector: int, vectors: int, budget: int) -> RDD:
+    """(block, ("T", vectors, locals, weights)) chunks of the teleport entries of vectors
+    ``first_vector .. first_vector + vectors − 1`` (renumbered from 0), partitioned by block."""
+    starts = np.asarray(plan.starts, dtype=np.int64)
+    per_chunk = max(1, budget // 16)
+    selected = teleport.where(F.col(VECTOR_ID).between(first_vector, first_vector + vectors - 1)).select(
+        F.col(VERTEX).cast("long").alias(VERTEX), (F.col(VECTOR_ID) - first_vector).cast("int").alias(VECTOR_ID),
+        F.col("weight").cast("double").alias("weight"))
+
+    def assign(batches: Iterable[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         for pdf in batches:
-            out = {BLOCK: [], "teleport": [], "dangling": []}
-            for block, has_out_list, tele in zip(pdf[BLOCK], pdf["has_out"], pdf["tele"], strict=True):
-                size = _block_len(int(block), block_size, n)
-                dangling = np.ones(size, dtype=bool)
-                if has_out_list is not None and len(has_out_list):
-                    dangling[np.asarray(has_out_list, dtype=np.int64)] = False
-                if uniform:
-                    v = np.full((n_vectors, size), 1.0 / n)
-                else:
-                    v = np.zeros((n_vectors, size))
-                    if tele is not None and len(tele):
-                        vec = np.fromiter((t["vector_id"] for t in tele), dtype=np.int64, count=len(tele))
-                        loc = np.fromiter((t["local"] for t in tele), dtype=np.int64, count=len(tele))
-                        wt = np.fromiter((t["weight"] for t in tele), dtype=np.float64, count=len(tele))
-                        np.add.at(v, (vec, loc), wt)
-                out[BLOCK].append(int(block))
-                out["teleport"].append(v.tobytes())
-                out["dangling"].append(dangling.tobytes())
-            yield pd.DataFrame(out)
+            vertex = pdf[VERTEX].to_numpy(np.int64)
+            block = np.searchsorted(starts, vertex, side="right") - 1
+            yield pd.DataFrame({BLOCK: block.astype(np.int32), "local": (vertex - starts[block]).astype(np.int32),
+                                VECTOR_ID: pdf[VECTOR_ID].to_numpy(np.int32), "weight": pdf["weight"].to_numpy()})
 
-    return static.mapInPandas(build, STATIC_BLOCK).repartition(partitions, BLOCK)
+    def pack(pdf: pd.DataFrame) -> pd.DataFrame:
+        block = int(pdf[BLOCK].iat[0])
+        vec, loc = pdf[VECTOR_ID].to_numpy(np.int32), pdf["local"].to_numpy(np.int32)
+        wt = pdf["weight"].to_numpy(np.float64)
+        chunks = range(0, len(pdf), per_chunk)
+        return pd.DataFrame({
+            BLOCK: [block] * len(chunks),
+            "vectors": [vec[lo:lo + per_chunk].tobytes() for lo in chunks],
+            "locals": [loc[lo:lo + per_chunk].tobytes() for lo in chunks],
+            "weights": [wt[lo:lo + per_chunk].tobytes() for lo in chunks],
+        })
+
+    packed = (selected.mapInPandas(assign, f"{BLOCK} int, local int, {VECTOR_ID} int, weight double")
+              .groupBy(BLOCK).applyInPandas(pack, TELEPORT_CHUNK))
+    return _by_block(packed.rdd.map(
+        lambda row: (row[0], ("T", bytes(row[1]), bytes(row[2]), bytes(row[3])))
+    ), plan.n_blocks)
 
 
-def initial_rank_blocks(spark: SparkSession, n: int, n_vectors: int, n_blocks: int, block_size: int,
-                        partitions: int) -> DataFrame:
-    """Uniform 1/n for every vector."""
+def _teleport_vector(entries: list | None, vectors: int, size: int, n: int) -> np.ndarray:
+    if entries is None:
+        return np.full((vectors, size), 1.0 / n)
+    v = np.zeros((vectors, size))
+    for _, vec, loc, wt in entries:
+        np.add.at(v, (_i32(vec), _i32(loc)), _f64(wt))
+    return v
 
-    def build(batches):
-        for pdf in batches:
-            ranks = [np.full((n_vectors, _block_len(int(b), block_size, n)), 1.0 / n).tobytes() for b in pdf[BLOCK]]
-            yield pd.DataFrame({BLOCK: pdf[BLOCK].astype("int32"), "ranks": ranks, "l1": None, "dangling_mass": None})
 
-    blocks = spark.range(n_blocks).select(F.col("id").cast("int").alias(BLOCK))
-    return blocks.mapInPandas(build, RANK_BLOCK).repartition(partitions, BLOCK)
+def _chunk_rows(value: tuple) -> int:
+    """Destination rows an ("E", ...) chunk reaches."""
+    if value[2]:
+        return len(value[2]) // 4
+    return int(np.count_nonzero(np.diff(_i32(value[3]))))
+
+
+def _planes(values: np.ndarray) -> bytes:
+    """The bytes of a fixed-width array stored plane by plane (every element's first byte, then
+    every second byte, ...): the high bytes of small row gaps and of doubles of like magnitude
+    line up into runs that Spark's shuffle compression (LZ4 by default) removes."""
+    width = values.dtype.itemsize
+    return np.ascontiguousarray(values.reshape(-1).view(np.uint8).reshape(-1, width).T).tobytes()
+
+
+def _unplanes(value: bytes, dtype: type, count: int, offset: int) -> np.ndarray:
+    width = np.dtype(dtype).itemsize
+    planes = np.frombuffer(value, dtype=np.uint8, count=count * width, offset=offset).reshape(width, count)
+    return np.ascontiguousarray(planes.T).view(dtype).reshape(count)
+
+
+def _encode_partial(rows: np.ndarray | None, partial: np.ndarray) -> bytes:
+    """A partial sum as one bytes value: int32 row count (−1: dense, every row), the gaps between
+    the (ascending) rows as uint32, then float64[K, rows], the arrays byte plane by byte plane.
+    One flat value rather than a tuple keeps the serialized framing of each (source block,
+    destination block) record to the pickle of one bytes object; gaps and planes let the shuffle
+    compression take a sparse entry from 12 bytes to about 8 (measured in docs/scaling.md)."""
+    if rows is None:
+        return np.int32(-1).tobytes() + _planes(partial)
+    gaps = np.diff(rows, prepend=0).astype(np.uint32)
+    return np.int32(len(rows)).tobytes() + _planes(gaps) + _planes(partial)
+
+
+def _decode_partial(value: bytes, n_vectors: int) -> tuple[np.ndarray | None, np.ndarray]:
+    count = int(np.frombuffer(value, dtype=np.int32, count=1)[0])
+    if count < 0:
+        size = (len(value) - 4) // 8
+        return None, _unplanes(value, np.float64, size, 4).reshape(n_vectors, -1)
+    rows = np.cumsum(_unplanes(value, np.uint32, count, 4), dtype=np.int64)
+    return rows, _unplanes(value, np.float64, count * n_vectors, 4 + 4 * count).reshape(n_vectors, -1)
+
+
+def _multiply(r: np.ndarray, value: tuple, rows_out: int) -> tuple[np.ndarray | None, np.ndarray]:
+    """One chunk's contribution: (destination rows or None for all rows, float64[K, rows])."""
+    from scipy.sparse import csr_matrix
+
+    _, _, rows, indptr, indices, weights = value
+    row_ids = _i32(rows) if rows else None
+    shape = (len(row_ids) if row_ids is not None else rows_out, r.shape[1])
+    matrix = csr_matrix((_f64(weights), _i32(indices), _i32(indptr)), shape=shape)
+    return row_ids, np.ascontiguousarray((matrix @ r.T).T)
 
 
 class BlockEngine:
@@ -265,7 +451,15 @@ class BlockEngine:
     def __init__(self, spark: SparkSession, params: RankParams, partitions: int | None = None):
         self.spark = spark
         self.params = params
-        self.partitions = partitions or int(spark.conf.get("spark.sql.shuffle.partitions") or 200)
+        self.cores = partitions or spark.sparkContext.defaultParallelism
+
+    def plan(self, graph: RankGraph, n_vectors: int) -> BlockPlan:
+        n_links = graph.n_edges if graph.n_edges is not None else graph.edges.count()
+        one_task = plan_blocks(graph.n, n_links, self.params, n_vectors, self.cores)
+        if one_task.single_task:
+            return one_task
+        return plan_blocks(graph.n, n_links, self.params, n_vectors, self.cores,
+                           out_links_per_bucket(graph.edges, graph.n))
 
     def run(
         self,
@@ -276,58 +470,81 @@ class BlockEngine:
         state: StateStore | None = None,
         progress: Callable[[IterationStat], None] | None = None,
     ) -> RankResult:
-        params, n = self.params, graph.n
-        state = state or NoStateStore()
-        n_blocks, block_size = plan_blocks(n, params)
-        partitions = max(1, min(self.partitions, n_blocks))
-        edge_blocks = build_edge_blocks(graph, block_size, partitions).persist(StorageLevel.MEMORY_AND_DISK)
-        static = build_static_blocks(self.spark, graph, teleport, n_vectors, n_blocks, block_size, partitions)
-        static = static.persist(StorageLevel.MEMORY_AND_DISK)
+        params = self.params
+        if graph.n == 0:
+            return RankResult(self.spark.createDataFrame([], RANKS), 0, True, [0] * n_vectors, blocks=0)
+        plan = self.plan(graph, n_vectors)
+        log.info("pagerank: %d block(s)%s, %d vector(s) per pass", plan.n_blocks,
+                 " in one task" if plan.single_task else "", plan.vectors)
+        edges = pack_edges(graph, plan, params.block_bytes).persist(StorageLevel.MEMORY_AND_DISK)
+        dangling = dangling_blocks(edges, plan).persist(StorageLevel.MEMORY_AND_DISK)
         try:
-            edge_blocks.count()  # pack the links once, before the timed iterations
-            static.count()
-            return self._power_iterate(graph, edge_blocks, static, n_vectors, n_blocks, block_size, partitions,
-                                       initial, state, progress)
+            # pack the links once, before the timed iterations; the largest value and the partial
+            # entries an iteration sends (P, distinct (source block, destination page) pairs)
+            max_value, exchange_rows = edges.map(lambda kv: (sum(len(b) for b in kv[1][2:]), _chunk_rows(kv[1]))).fold(
+                (0, 0), lambda a, b: (max(a[0], b[0]), a[1] + b[1]))
+            dangling.count()
+            passes = range(0, n_vectors, plan.vectors)
+            if len(passes) > 1 and state is not None and not isinstance(state, NoStateStore):
+                log.warning("pagerank: %d vectors in %d passes: the rank state is not saved", n_vectors, len(passes))
+                state = None
+            results = []
+            for first in passes:
+                vectors = min(plan.vectors, n_vectors - first)
+                tele = None if teleport is None else teleport_blocks(teleport, plan, first, vectors,
+                                                                     params.block_bytes)
+                start = None if initial is None else initial.where(
+                    F.col(VECTOR_ID).between(first, first + vectors - 1)).withColumn(
+                    VECTOR_ID, F.col(VECTOR_ID) - first)
+                result = self._pass(graph.n, plan, edges, dangling, tele, vectors, start,
+                                    state or NoStateStore(), progress)
+                result.max_value_bytes = max(max_value, 8 * vectors * max(map(plan.size, range(plan.n_blocks))))
+                result.exchange_rows = exchange_rows
+                results.append((first, result))
+            return _merge_passes(results, plan.n_blocks)
         finally:
-            edge_blocks.unpersist()
-            static.unpersist()
+            edges.unpersist()
+            dangling.unpersist()
 
-    def _power_iterate(self, graph, edge_blocks, static, n_vectors, n_blocks, block_size, partitions,
-                       initial, state, progress) -> RankResult:
-        params, n = self.params, graph.n
-        resumed = state.load(partitions)
+    def _pass(self, n: int, plan: BlockPlan, edges: RDD, dangling: RDD, tele: RDD | None, vectors: int,
+              initial: DataFrame | None, state: StateStore, progress) -> RankResult:
+        params = self.params
+        resumed = state.load(plan.n_blocks)
         if resumed is not None:
-            start_iteration, ranks, active, vector_iterations = resumed
+            start_iteration, ranks_df, active, vector_iterations = resumed
+            ranks = rank_rdd(ranks_df, plan, vectors, n)
             log.info("resuming from iteration %d", start_iteration)
         else:
             start_iteration = 0
             if initial is not None:
-                ranks = rank_blocks_from_table(initial, n, n_vectors, n_blocks, block_size, partitions)
+                ranks = rank_rdd(rank_blocks_from_table(initial, n, vectors, plan), plan, vectors, n)
             else:
-                ranks = initial_rank_blocks(self.spark, n, n_vectors, n_blocks, block_size, partitions)
-            active = np.ones(n_vectors, dtype=bool)
-            vector_iterations = [params.max_iter] * n_vectors
-        if n_blocks == 1 and params.single_task and resumed is None:
-            return self._solve_in_one_task(edge_blocks, static, ranks, n, n_vectors, progress)
-        # Local checkpoints (here and per iteration) keep the plan from growing with the iteration
-        # count; the blocks of a replaced one are freed by Spark's ContextCleaner once unreferenced.
-        ranks = ranks.localCheckpoint(eager=True)
-        dangling_mass = self._dangling_mass(ranks, static, n_vectors)
+                ranks = initial_ranks(dangling, plan, vectors, n)
+            active = np.ones(vectors, dtype=bool)
+            vector_iterations = [params.max_iter] * vectors
+        if plan.single_task and resumed is None:
+            return self._solve_in_one_task(edges, dangling, tele, ranks, n, vectors, progress)
+        ranks = ranks.persist(StorageLevel.MEMORY_AND_DISK)
+        dangling_mass = self._dangling_mass(ranks, dangling, vectors)
 
         history: list[IterationStat] = []
         iteration = start_iteration
         while iteration < params.max_iter and active.any():
             started = time.monotonic()
             iteration += 1
-            ranks = self._iterate(edge_blocks, static, ranks, dangling_mass, active, n, block_size, n_vectors)
-            ranks = ranks.localCheckpoint(eager=True)
-            l1, dangling_mass = self._stats(ranks, n_vectors)
+            previous = ranks
+            ranks, stats = self._iterate(plan, edges, dangling, tele, ranks, dangling_mass, active, n, vectors)
+            ranks = ranks.persist(StorageLevel.MEMORY_AND_DISK)
+            if params.lineage_every and iteration % params.lineage_every == 0:
+                self._cut_lineage(ranks)
+            l1, dangling_mass = self._stats(ranks, stats, plan.n_blocks)
+            previous.unpersist()
             for k in np.flatnonzero(active):
                 if l1[k] < params.tol:
                     active[k] = False
                     vector_iterations[k] = iteration
             if params.checkpoint_every and iteration % params.checkpoint_every == 0 and active.any():
-                state.save(iteration, ranks, active, vector_iterations)
+                state.save(iteration, self._rank_frame(ranks), active, vector_iterations)
             stat = IterationStat(iteration, float(l1.max()), float(dangling_mass.max()), time.monotonic() - started,
                                  int(active.sum()))
             history.append(stat)
@@ -335,41 +552,65 @@ class BlockEngine:
                 progress(stat)
 
         return RankResult(
-            ranks=explode_rank_blocks(ranks, n, block_size, n_vectors),
+            ranks=explode_rank_blocks(self._rank_frame(ranks), plan.starts, vectors),
             iterations=iteration,
             converged=not active.any(),
             vector_iterations=vector_iterations,
             history=history,
             resumed_from=resumed[0] if resumed is not None else None,
+            blocks=plan.n_blocks,
         )
 
-    def _solve_in_one_task(self, edge_blocks, static, ranks, n, n_vectors, progress) -> RankResult:
-        """The whole power iteration inside one task, for a graph that is a single block (it fits
-        one executor by ``block_max_vertices``): the same arithmetic as :meth:`_iterate` without a
-        Spark job per iteration.  Only the per-iteration statistics reach the driver; the ranks
-        stay a (checkpointed) DataFrame.  Nothing is checkpointed mid-run: such a run takes seconds
-        to minutes, and a killed one simply starts over."""
-        from scipy.sparse import csr_matrix
+    def _cut_lineage(self, rdd: RDD) -> None:
+        """Reliable checkpoint (survives a lost executor) when the session has a checkpoint
+        directory, else a local one.  Call before the RDD's next action."""
+        if self.spark.sparkContext._jsc.sc().getCheckpointDir().isDefined():
+            rdd.checkpoint()
+        else:
+            rdd.localCheckpoint()
+
+    def _rank_frame(self, ranks: RDD) -> DataFrame:
+        return self.spark.createDataFrame(ranks.map(lambda kv: (kv[0], kv[1][1], kv[1][2], kv[1][3])), RANK_BLOCK)
+
+    def _solve_in_one_task(self, edges: RDD, dangling: RDD, tele: RDD | None, ranks: RDD, n: int, n_vectors: int,
+                           progress) -> RankResult:
+        """The whole power iteration inside one task, for a graph whose packed links fit the
+        budget of one task: the same arithmetic as :meth:`_iterate` without a Spark job per
+        iteration.  Only the per-iteration statistics reach the driver; the ranks stay one cached
+        value of 8·K·n bytes (at most the budget).  Nothing is checkpointed
+        mid-run: such a run takes seconds to minutes, and a killed one simply starts over."""
+        from scipy.sparse import coo_matrix
 
         damping, tol, max_iter = self.params.damping, self.params.tol, self.params.max_iter
+        uniform = tele is None
 
-        def solve(key, edges_pdf: pd.DataFrame, block_pdf: pd.DataFrame) -> pd.DataFrame:
-            v = _f64(block_pdf["teleport"].iat[0]).reshape(n_vectors, n)
-            dangling = np.frombuffer(block_pdf["dangling"].iat[0], dtype=bool)
-            r = _f64(block_pdf["ranks"].iat[0]).reshape(n_vectors, n).copy()
-            if edges_pdf.empty:
-                matrix = csr_matrix((n, n))
+        def solve(items: Iterable) -> Iterator:
+            row_ids, cols, weights, teleports = [], [], [], []
+            r = dangling_mask = None
+            for _, value in items:
+                if value[0] == "E":
+                    indptr = _i32(value[3])
+                    rows = _i32(value[2]) if value[2] else np.arange(len(indptr) - 1, dtype=np.int32)
+                    row_ids.append(np.repeat(rows, np.diff(indptr)))
+                    cols.append(_i32(value[4]))
+                    weights.append(_f64(value[5]))
+                elif value[0] == "D":
+                    dangling_mask = np.frombuffer(value[1], dtype=bool)
+                elif value[0] == "T":
+                    teleports.append(value)
+                else:
+                    r = _f64(value[1]).reshape(n_vectors, n).copy()
+            assert r is not None and dangling_mask is not None, "the block's ranks and dangling mask"
+            v = _teleport_vector(None if uniform else teleports, n_vectors, n, n)
+            if row_ids:
+                matrix = coo_matrix((np.concatenate(weights), (np.concatenate(row_ids), np.concatenate(cols))),
+                                    shape=(n, n)).tocsr()
             else:
-                matrix = csr_matrix(
-                    (np.frombuffer(edges_pdf["weights"].iat[0], dtype=np.float64),
-                     np.frombuffer(edges_pdf["indices"].iat[0], dtype=np.int32),
-                     np.frombuffer(edges_pdf["indptr"].iat[0], dtype=np.int64)),
-                    shape=(n, n),
-                )
+                matrix = coo_matrix((n, n)).tocsr()
             active = np.ones(n_vectors, dtype=bool)
             vector_iterations = np.full(n_vectors, max_iter, dtype=np.int32)
             history = []
-            mass = r[:, dangling].sum(axis=1)
+            mass = r[:, dangling_mask].sum(axis=1)
             iteration = 0
             while iteration < max_iter and active.any():
                 started = time.monotonic()
@@ -377,155 +618,225 @@ class BlockEngine:
                 new = damping * (np.ascontiguousarray((matrix @ r.T).T) + mass[:, None] * v) + (1.0 - damping) * v
                 new[~active] = r[~active]
                 l1 = np.abs(new - r).sum(axis=1)
-                r, mass = new, new[:, dangling].sum(axis=1)
+                r, mass = new, new[:, dangling_mask].sum(axis=1)
                 finished = active & (l1 < tol)
                 vector_iterations[finished] = iteration
                 active &= ~finished
                 history.append((iteration, l1.max(), mass.max(), time.monotonic() - started, active.sum()))
-            return pd.DataFrame({
-                BLOCK: [0], "ranks": [r.tobytes()],
-                "history": [np.asarray(history, dtype=np.float64).tobytes()],
-                "vector_iterations": [vector_iterations.tobytes()],
-            })
+            yield 0, ("S", r.tobytes(), np.asarray(history, dtype=np.float64).tobytes(), vector_iterations.tobytes())
 
-        block = static.join(ranks.select(BLOCK, "ranks"), on=BLOCK, how="inner")
-        solved = (
-            edge_blocks.groupBy(SB).cogroup(block.groupBy(BLOCK))
-            .applyInPandas(solve, "block int, ranks binary, history binary, vector_iterations binary")
-            .localCheckpoint(eager=True)
-        )
-        stats = solved.select("history", "vector_iterations").first()
+        inputs = edges.union(dangling).union(ranks)
+        if tele is not None:
+            inputs = inputs.union(tele)
+        solved = inputs.mapPartitions(solve, preservesPartitioning=True).persist(StorageLevel.MEMORY_AND_DISK)
+        history_bytes, iterations_bytes = solved.map(lambda kv: (kv[1][2], kv[1][3])).first()
         history = [
             IterationStat(int(it), float(l1), float(mass), float(seconds), int(active))
-            for it, l1, mass, seconds, active in _f64(stats["history"]).reshape(-1, 5)
+            for it, l1, mass, seconds, active in _f64(history_bytes).reshape(-1, 5)
         ]
         for stat in history:
             if progress:
                 progress(stat)
-        vector_iterations = [int(i) for i in np.frombuffer(stats["vector_iterations"], dtype=np.int32)]
+        vector_iterations = [int(i) for i in np.frombuffer(iterations_bytes, dtype=np.int32)]
+        ranks_out = solved.mapValues(lambda value: ("R", value[1], None, None))
         return RankResult(
-            ranks=explode_rank_blocks(solved, n, n, n_vectors),
+            ranks=explode_rank_blocks(self._rank_frame(ranks_out), (0, n), n_vectors),
             iterations=history[-1].iteration if history else 0,
             converged=bool(history) and history[-1].active_vectors == 0,
             vector_iterations=vector_iterations,
             history=history,
+            blocks=1,
         )
 
     @staticmethod
-    def _dangling_mass(ranks: DataFrame, static: DataFrame, n_vectors: int) -> np.ndarray:
-        def mass(key, rank_pdf, static_pdf):
-            r = _f64(rank_pdf["ranks"].iat[0]).reshape(n_vectors, -1)
-            dangling = np.frombuffer(static_pdf["dangling"].iat[0], dtype=bool)
-            return pd.DataFrame({"m": [r[:, dangling].sum(axis=1).tobytes()]})
+    def _dangling_mass(ranks: RDD, dangling: RDD, n_vectors: int) -> np.ndarray:
+        def mass(items: Iterable) -> Iterator[bytes]:
+            r = mask = None
+            for _, value in items:
+                if value[0] == "D":
+                    mask = np.frombuffer(value[1], dtype=bool)
+                else:
+                    r = _f64(value[1]).reshape(n_vectors, -1)
+            if r is not None and mask is not None:
+                yield r[:, mask].sum(axis=1).tobytes()
 
-        rows = ranks.groupBy(BLOCK).cogroup(static.groupBy(BLOCK)).applyInPandas(mass, "m binary").collect()
-        return np.sum([_f64(r["m"]) for r in rows], axis=0) if rows else np.zeros(n_vectors)
+        rows = ranks.union(dangling).mapPartitions(mass).collect()
+        return np.sum([_f64(r) for r in rows], axis=0) if rows else np.zeros(n_vectors)
 
     @staticmethod
-    def _stats(ranks: DataFrame, n_vectors: int) -> tuple[np.ndarray, np.ndarray]:
-        rows = ranks.select("l1", "dangling_mass").collect()  # one row per block
-        l1 = np.sum([_f64(r["l1"]) for r in rows], axis=0)
-        mass = np.sum([_f64(r["dangling_mass"]) for r in rows], axis=0)
+    def _stats(ranks: RDD, stats: Accumulator, n_blocks: int) -> tuple[np.ndarray, np.ndarray]:
+        """Compute (and cache) the new rank blocks in one job and return the L1 change and the
+        dangling mass summed over the blocks.  The job is a JVM-side count of the cached RDD:
+        every statistic came back with the combine tasks (the ``stats`` accumulator), so no
+        Python pass reads the blocks again and nothing but B × 2K numbers reaches the driver."""
+        ranks._jrdd.count()
+        per_block = stats.value
+        stats.value = {}    # the driver keeps every accumulator registered: keep only an empty one
+        assert len(per_block) == n_blocks, f"statistics of {len(per_block)} of {n_blocks} blocks"
+        rows = [per_block[b] for b in sorted(per_block)]
+        l1 = np.sum([r[0] for r in rows], axis=0)
+        mass = np.sum([r[1] for r in rows], axis=0)
         return l1, mass
 
-    def _iterate(self, edge_blocks, static, ranks, dangling_mass, active, n, block_size, n_vectors) -> DataFrame:
-        damping = self.params.damping
+    def _iterate(self, plan: BlockPlan, edges: RDD, dangling: RDD, tele: RDD | None, ranks: RDD,
+                 dangling_mass: np.ndarray, active: np.ndarray, n: int, n_vectors: int) -> tuple[RDD, Accumulator]:
+        """The next rank blocks (not yet computed) and the accumulator their tasks report each
+        block's (L1 change, dangling mass) to."""
+        damping, starts = self.params.damping, plan.starts
+        stats = self.spark.sparkContext.accumulator({}, _BlockStats())
         active_now = active.copy()
         mass_now = dangling_mass.copy()
+        uniform = tele is None
 
-        def spread(key, edges_pdf: pd.DataFrame, rank_pdf: pd.DataFrame) -> pd.DataFrame:
-            from scipy.sparse import csr_matrix
-
-            if rank_pdf.empty:
-                return pd.DataFrame({BLOCK: [], "is_old": [], "values": []})
-            sb = int(rank_pdf[BLOCK].iat[0])
-            r = _f64(rank_pdf["ranks"].iat[0]).reshape(n_vectors, -1)
-            blocks, kinds, values = [sb], [1], [r.tobytes()]
-            columns = (edges_pdf[DB], edges_pdf["indptr"], edges_pdf["indices"], edges_pdf["weights"])
-            for db, indptr, indices, weights in zip(*columns, strict=True):
-                rows = _block_len(int(db), block_size, n)
-                matrix = csr_matrix(
-                    (np.frombuffer(weights, dtype=np.float64), np.frombuffer(indices, dtype=np.int32),
-                     np.frombuffer(indptr, dtype=np.int64)),
-                    shape=(rows, r.shape[1]),
-                )
-                partial = np.ascontiguousarray((matrix @ r.T).T)
-                blocks.append(int(db))
-                kinds.append(0)
-                values.append(partial.tobytes())
-            return pd.DataFrame({BLOCK: blocks, "is_old": kinds, "values": values})
-
-        def combine(key, parts: pd.DataFrame, static_pdf: pd.DataFrame) -> pd.DataFrame:
-            v = _f64(static_pdf["teleport"].iat[0]).reshape(n_vectors, -1)
-            dangling = np.frombuffer(static_pdf["dangling"].iat[0], dtype=bool)
-            incoming = np.zeros_like(v)
-            old = None
-            for is_old, values in zip(parts["is_old"], parts["values"], strict=True):
-                if is_old:
-                    old = _f64(values).reshape(n_vectors, -1)
+        def spread(block: int, items: Iterable) -> Iterator:
+            r, chunks = None, []
+            for _, value in items:
+                if value[0] == "R":
+                    r = _f64(value[1]).reshape(n_vectors, -1)
                 else:
-                    incoming += _f64(values).reshape(n_vectors, -1)
+                    chunks.append(value)
+            if r is None:
+                return
+            for value in chunks:
+                db = value[1]
+                size = starts[db + 1] - starts[db]
+                rows, partial = _multiply(r, value, size)
+                if rows is not None and len(rows) * (4 + 8 * n_vectors) >= size * 8 * n_vectors:
+                    dense = np.zeros((n_vectors, size))
+                    dense[:, rows] = partial
+                    rows, partial = None, dense
+                yield db, _encode_partial(rows, partial)
+
+        def combine(block: int, items: Iterable) -> Iterator:
+            size = starts[block + 1] - starts[block]
+            incoming = np.zeros((n_vectors, size))
+            old = mask = None
+            teleports = []
+            for _, value in items:
+                if isinstance(value, bytes):    # a partial sum from a source block
+                    rows, part = _decode_partial(value, n_vectors)
+                    if rows is not None:
+                        incoming[:, rows] += part
+                    else:
+                        incoming += part
+                    continue
+                tag = value[0]
+                if tag == "R":
+                    old = _f64(value[1]).reshape(n_vectors, -1)
+                elif tag == "D":
+                    mask = np.frombuffer(value[1], dtype=bool)
+                else:
+                    teleports.append(value)
+            assert old is not None and mask is not None, "every block has its previous ranks and dangling mask"
+            v = _teleport_vector(None if uniform else teleports, n_vectors, size, n)
             new = damping * (incoming + mass_now[:, None] * v) + (1.0 - damping) * v
-            assert old is not None, "every block has its previous ranks among the parts"
             new[~active_now] = old[~active_now]
-            return pd.DataFrame(
-                {
-                    BLOCK: [int(static_pdf[BLOCK].iat[0])],
-                    "ranks": [new.tobytes()],
-                    "l1": [np.abs(new - old).sum(axis=1).tobytes()],
-                    "dangling_mass": [new[:, dangling].sum(axis=1).tobytes()],
-                }
-            )
+            l1, mass = np.abs(new - old).sum(axis=1), new[:, mask].sum(axis=1)
+            stats.add({block: (l1, mass)})
+            yield block, ("R", new.tobytes(), l1.tobytes(), mass.tobytes())
 
-        partials = edge_blocks.groupBy(SB).cogroup(ranks.groupBy(BLOCK)).applyInPandas(spread, PARTIAL)
-        return partials.groupBy(BLOCK).cogroup(static.groupBy(BLOCK)).applyInPandas(combine, RANK_BLOCK)
+        partials = _by_block(edges.union(ranks).mapPartitionsWithIndex(spread), plan.n_blocks)
+        inputs = partials.union(ranks).union(dangling)
+        if tele is not None:
+            inputs = inputs.union(tele)
+        return inputs.mapPartitionsWithIndex(combine, preservesPartitioning=True), stats
 
 
-def explode_rank_blocks(ranks: DataFrame, n: int, block_size: int, n_vectors: int) -> DataFrame:
+def initial_ranks(dangling: RDD, plan: BlockPlan, n_vectors: int, n: int) -> RDD:
+    """Uniform 1/n for every vector, built in each block's task."""
+    starts = plan.starts
+
+    def build(block: int, items: Iterable) -> Iterator:
+        for _ in items:
+            yield block, ("R", np.full((n_vectors, starts[block + 1] - starts[block]), 1.0 / n).tobytes(), None, None)
+
+    return dangling.mapPartitionsWithIndex(build, preservesPartitioning=True)
+
+
+def rank_rdd(rank_blocks: DataFrame, plan: BlockPlan, n_vectors: int, n: int) -> RDD:
+    """RANK_BLOCK rows (block, ranks) -> the rank RDD partitioned by block."""
+    return _by_block(rank_blocks.select(BLOCK, "ranks").rdd.map(
+        lambda row: (row[0], ("R", bytes(row[1]), None, None))), plan.n_blocks)
+
+
+def _merge_passes(results: list[tuple[int, RankResult]], blocks: int) -> RankResult:
+    """The results of vector passes as one (vector ids shifted back)."""
+    if len(results) == 1:
+        return results[0][1]
+    ranks = None
+    for first, result in results:
+        shifted = result.ranks.withColumn(VECTOR_ID, (F.col(VECTOR_ID) + first).cast("int"))
+        ranks = shifted if ranks is None else ranks.unionByName(shifted)
+    assert ranks is not None
+    by_iteration: dict[int, list[IterationStat]] = {}
+    for _, result in results:
+        for stat in result.history:
+            by_iteration.setdefault(stat.iteration, []).append(stat)
+    history = [
+        IterationStat(i, max(s.l1 for s in stats), max(s.dangling_mass for s in stats),
+                      sum(s.seconds for s in stats), sum(s.active_vectors for s in stats))
+        for i, stats in sorted(by_iteration.items())
+    ]
+    return RankResult(
+        ranks=ranks,
+        iterations=max(r.iterations for _, r in results),
+        converged=all(r.converged for _, r in results),
+        vector_iterations=[i for _, r in results for i in r.vector_iterations],
+        history=history,
+        blocks=blocks,
+        max_value_bytes=max(r.max_value_bytes for _, r in results),
+        exchange_rows=max(r.exchange_rows for _, r in results),
+    )
+
+
+def explode_rank_blocks(ranks: DataFrame, starts: tuple[int, ...], n_vectors: int) -> DataFrame:
     """Rank blocks -> one row per (vertex, vector_id)."""
 
-    def explode(batches):
+    def explode(batches: Iterable[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         for pdf in batches:
             for block, buf in zip(pdf[BLOCK], pdf["ranks"], strict=True):
                 r = _f64(buf).reshape(n_vectors, -1)
-                size = r.shape[1]
-                vertices = np.tile(np.arange(size, dtype=np.int64) + int(block) * block_size, n_vectors)
-                vectors = np.repeat(np.arange(n_vectors, dtype=np.int32), size)
-                yield pd.DataFrame({VERTEX: vertices, VECTOR_ID: vectors, RANK: r.reshape(-1)})
+                vertices = np.arange(r.shape[1], dtype=np.int64) + starts[int(block)]
+                for k in range(n_vectors):
+                    yield pd.DataFrame({VERTEX: vertices, VECTOR_ID: np.full(r.shape[1], k, dtype=np.int32),
+                                        RANK: r[k]})
 
     return ranks.select(BLOCK, "ranks").mapInPandas(explode, RANKS)
 
 
-def rank_blocks_from_table(ranks: DataFrame, n: int, n_vectors: int, n_blocks: int, block_size: int,
-                           partitions: int) -> DataFrame:
-    """RANKS rows (e.g. a previous run) -> rank blocks; vertices without a rank start at 1/n and
-    each vector is renormalised to sum 1 (a warm start)."""
-    grouped = ranks.groupBy((F.col(VERTEX) / block_size).cast("int").alias(BLOCK)).agg(
-        F.collect_list(F.struct(VECTOR_ID, (F.col(VERTEX) % block_size).cast("int").alias("local"), RANK)).alias("r")
-    )
+def rank_blocks_from_table(ranks: DataFrame, n: int, n_vectors: int, plan: BlockPlan) -> DataFrame:
+    """RANKS rows (e.g. a previous run) -> RANK_BLOCK rows, one per block; vertices without a
+    rank start at 1/n and each vector is renormalised to sum 1 (a warm start)."""
+    starts = np.asarray(plan.starts, dtype=np.int64)
     totals = ranks.groupBy(VECTOR_ID).agg(F.sum(RANK).alias("total"), F.count("*").alias("count")).collect()
     total = np.zeros(n_vectors)
     covered = np.zeros(n_vectors)
     for row in totals:
-        if row[VECTOR_ID] < n_vectors:
+        if 0 <= row[VECTOR_ID] < n_vectors:
             total[row[VECTOR_ID]] = row["total"]
             covered[row[VECTOR_ID]] = row["count"]
     scale = 1.0 / (total + (n - covered) / n)
+    spark = ranks.sparkSession
+    every_block = spark.range(len(starts) - 1).select(
+        F.col("id").cast("int").alias(BLOCK), F.lit(-1).cast("int").alias("local"),
+        F.lit(-1).cast("int").alias(VECTOR_ID), F.lit(0.0).alias(RANK))
 
-    def build(batches):
+    def assign(batches: Iterable[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         for pdf in batches:
-            out_blocks, out_ranks = [], []
-            for block, items in zip(pdf[BLOCK], pdf["r"], strict=True):
-                size = _block_len(int(block), block_size, n)
-                r = np.full((n_vectors, size), np.nan)
-                if items is not None:
-                    for item in items:
-                        if item[VECTOR_ID] < n_vectors:
-                            r[item[VECTOR_ID], item["local"]] = item[RANK]
-                r = np.where(np.isnan(r), 1.0 / n, r) * scale[:, None]
-                out_blocks.append(int(block))
-                out_ranks.append(r.tobytes())
-            yield pd.DataFrame({BLOCK: out_blocks, "ranks": out_ranks, "l1": None, "dangling_mass": None})
+            vertex = pdf[VERTEX].to_numpy(np.int64)
+            block = np.searchsorted(starts, vertex, side="right") - 1
+            yield pd.DataFrame({BLOCK: block.astype(np.int32), "local": (vertex - starts[block]).astype(np.int32),
+                                VECTOR_ID: pdf[VECTOR_ID].to_numpy(np.int32), RANK: pdf[RANK].to_numpy(np.float64)})
 
-    blocks = ranks.sparkSession.range(n_blocks).select(F.col("id").cast("int").alias(BLOCK))
-    return blocks.join(grouped, on=BLOCK, how="left").mapInPandas(build, RANK_BLOCK).repartition(partitions, BLOCK)
+    def build(pdf: pd.DataFrame) -> pd.DataFrame:
+        block = int(pdf[BLOCK].iat[0])
+        r = np.full((n_vectors, int(starts[block + 1] - starts[block])), np.nan)
+        known = (pdf[VECTOR_ID] >= 0) & (pdf[VECTOR_ID] < n_vectors)
+        r[pdf[VECTOR_ID][known].to_numpy(), pdf["local"][known].to_numpy()] = pdf[RANK][known].to_numpy()
+        r = np.where(np.isnan(r), 1.0 / n, r) * scale[:, None]
+        return pd.DataFrame({BLOCK: [block], "ranks": [r.tobytes()], "l1": [None], "dangling_mass": [None]})
+
+    located = ranks.select(VERTEX, VECTOR_ID, RANK).mapInPandas(
+        assign, f"{BLOCK} int, local int, {VECTOR_ID} int, {RANK} double")
+    return located.unionByName(every_block).groupBy(BLOCK).applyInPandas(build, RANK_BLOCK)
+

@@ -3,7 +3,8 @@
 Semantics differ from linkgraph's (see README): GraphFrames runs a fixed number of iterations
 (``maxIter``) or a per-vertex tolerance, never both; dangling mass is not redistributed each
 iteration, ranks are rescaled at the end to sum to 1 here so the two can be compared.  Needs the
-GraphFrames JVM package (``spark.graphframes: true``).
+GraphFrames JVM package: a local jar (``spark.graphframes_jar`` or ``spark.jars``) or the Maven
+coordinate (``spark.graphframes: true``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from linkgraph.errors import GraphFramesUnavailable
+from linkgraph.packages import GRAPHFRAMES_PACKAGE
 from linkgraph.rank.engine import IterationStat, RankParams, RankResult
 from linkgraph.rank.graph import DST, SRC, VERTEX, RankGraph
 from linkgraph.schemas import RANK, VECTOR_ID
@@ -33,8 +35,9 @@ def graphframes_pagerank(
     assert jvm is not None, "a Spark session on a JVM (not Spark Connect)"
     if not isinstance(jvm.org.graphframes.GraphFrame, JavaClass):
         raise GraphFramesUnavailable(
-            "GraphFrames JVM package not available in this Spark session: set spark.graphframes: true "
-            "(io.graphframes:graphframes-spark4_2.13) where Maven Central serves it"
+            "GraphFrames JVM package not available in this Spark session: set spark.graphframes_jar to a "
+            f"local GraphFrames jar, or spark.graphframes: true ({GRAPHFRAMES_PACKAGE}) where Maven Central "
+            "serves it"
         )
     try:
         from graphframes import GraphFrame

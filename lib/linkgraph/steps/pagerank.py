@@ -97,6 +97,7 @@ def run(ctx: StepContext, personalization: PersonalizationSpec | None = None,
     params = RankParams(
         damping=rc.damping, tol=rc.tol, max_iter=rc.max_iter, blocks=rc.blocks,
         block_max_vertices=rc.block_max_vertices, checkpoint_every=rc.checkpoint_every, single_task=rc.single_task,
+        block_bytes=rc.block_bytes, lineage_every=rc.lineage_every,
     )
     # "host_order": vertices numbered by url_key, so a rank state saved by a version that numbered
     # them by page id is never resumed
