@@ -13,11 +13,12 @@ iterations; then the time to convergence (L1 < 1e-6) of the block engine and sci
 ten personalised vectors in one pass against one (``ten_vectors_vs_one``).
 
 With GraphFrames, a fair comparison follows: each of the default engine, the distributed path
-(B = 16 forced) and GraphFrames runs once untimed (warm-up), then is timed, packing included, for
+(B = 2 and B = 16 forced) and GraphFrames runs once untimed (warm-up), then is timed, packing included, for
 ``--iterations`` and for ``--long-iterations`` (61: what cnr-2000 needs to converge).  Ends with
 ``speedup_vs_graphframes=X`` (GraphFrames' time over the default engine's, at the long run;
 ``nan`` when GraphFrames cannot run here), ``speedup_vs_graphframes_distributed=X`` (the same for
-B = 16) and ``slowdown_vs_scipy=Y`` (time-to-convergence ratio)."""
+B = 16), ``distributed_b16_vs_b2=Z`` (B = 16 over B = 2 forced, the long run's seconds; with
+GraphFrames only) and ``slowdown_vs_scipy=Y`` (time-to-convergence ratio)."""
 
 from __future__ import annotations
 
@@ -88,8 +89,8 @@ def fair_comparison(spark, graph: RankGraph, args) -> dict[str, float]:
     def gf(iterations):
         graphframes_pagerank(graph, RankParams(tol=1e-300, max_iter=iterations)).ranks.count()
 
-    engines = {"fast": fast(0, True), f"fast-b{args.distributed_blocks}": fast(args.distributed_blocks, False),
-               "graphframes": gf}
+    engines = {"fast": fast(0, True), "fast-b2": fast(2, False),
+               f"fast-b{args.distributed_blocks}": fast(args.distributed_blocks, False), "graphframes": gf}
     long_seconds = {}
     for name, run in engines.items():
         run(args.iterations)  # warm-up, untimed
@@ -199,6 +200,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"speedup_vs_graphframes={gf / fair['fast']:.2f}" if gf else "speedup_vs_graphframes=nan")
     print(f"speedup_vs_graphframes_distributed={gf / fair['fast-b16']:.2f}" if gf
           else "speedup_vs_graphframes_distributed=nan")
+    if fair:
+        print(f"distributed_b{args.distributed_blocks}_vs_b2={fair['fast-b16'] / fair['fast-b2']:.2f}")
     print(f"slowdown_vs_scipy={fast_seconds / scipy_seconds:.1f}")
     spark.stop()
     return 0

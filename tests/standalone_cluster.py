@@ -138,6 +138,30 @@ class StandaloneCluster:
             return subprocess.run(command, env=self.environment(), stdout=log, stderr=subprocess.STDOUT,
                                   stdin=subprocess.DEVNULL, timeout=timeout_s, check=False)
 
+    def submit_in_background(self, app: str, app_args: list[str], submit_args: list[str],
+                             log_path: Path) -> subprocess.Popen:
+        """As :meth:`submit`, without waiting: the caller watches ``log_path`` and waits."""
+        command = [str(spark_home() / "bin" / "spark-submit"), "--master", self.master_url, *submit_args, app, *app_args]
+        with open(log_path, "wb") as log:
+            return subprocess.Popen(command, env=self.environment(), stdout=log, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL, start_new_session=True)
+
+    def executor_pids(self) -> list[int]:
+        """Process ids of the executor JVMs this cluster's workers run now (an executor's working
+        directory is ``<worker dir>/<app id>/<executor id>``)."""
+        pids = []
+        for proc in Path("/proc").iterdir():
+            if not proc.name.isdigit():
+                continue
+            try:
+                cmdline = (proc / "cmdline").read_bytes()
+                cwd = os.readlink(proc / "cwd")
+            except OSError:  # gone meanwhile, or not ours to read
+                continue
+            if b"CoarseGrainedExecutorBackend" in cmdline and cwd.startswith(str(self.work_dir)):
+                pids.append(int(proc.name))
+        return sorted(pids)
+
     def stop(self) -> None:
         """Stop workers first, then the master: SIGTERM to each daemon's process group, SIGKILL
         after 30 s.  Executors are children of their worker and go with it."""

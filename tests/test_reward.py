@@ -553,19 +553,19 @@ def test_an_ingest_racing_a_prune_leaves_no_link_to_a_pruned_page(spark, tmp_pat
     reports = {}
     delete_matching, upsert_links = Lake.delete_matching, tables.upsert_links
 
-    def delete_with_an_ingest_before_the_pages_delete(self, table, keys_df, keys):
+    def delete_with_an_ingest_before_the_pages_delete(self, table, keys_df, keys, **options):
         if table == S.PAGES_TABLE and "I1" not in events:
             events.append("I1")
             reports["I1"] = ingest_step(spark, config, to_c, "jsonl")
         events.append(f"delete {table}")
-        return delete_matching(self, table, keys_df, keys)
+        return delete_matching(self, table, keys_df, keys, **options)
 
-    def upsert_links_after_a_prune(lake, links):
+    def upsert_links_after_a_prune(lake, links, new_from=None):
         if "prune" not in events:
             events.append("prune")
             reports["prune"] = reward_step(spark, config, rounds=2, signals_path=str(signals))
         events.append("links MERGE")
-        return upsert_links(lake, links)
+        return upsert_links(lake, links, new_from=new_from)
 
     monkeypatch.setattr(Lake, "delete_matching", delete_with_an_ingest_before_the_pages_delete)
     monkeypatch.setattr(tables, "upsert_links", upsert_links_after_a_prune)
