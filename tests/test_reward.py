@@ -446,13 +446,13 @@ def test_reward_step_prunes_pages_with_their_links_and_undoes_it(spark, tmp_path
     assert main(["reward", "--lake", str(lake_dir), "--undo-prune", "no-such-run"]) == 2
 
 
-def test_a_reward_run_retried_after_dying_mid_prune_equals_one_run(spark, tmp_path, monkeypatch):
-    """The run dies after replacing reward_scores, merging feeds and writing the prune audit, before
-    its deletes; the retry with the same run id reads the versions the first attempt recorded, so it
-    neither advances the scores again nor re-awards the feed as known: it ends with the tables of
-    the uninterrupted run of test_reward_step_prunes_pages_with_their_links_and_undoes_it.  The
-    retries die in turn after reward_runs, the links DELETE and the pages DELETE, each leaving a
-    consistent lake (issue 18)."""
+def test_a_reward_run_retried_after_dying_after_each_commit_equals_one_run(spark, tmp_path, monkeypatch):
+    """The run dies right after its first commit; its retry (same run id, a new process's start
+    time) dies right after its own first new commit, and so on: one death after every commit of
+    the run in turn, each leaving a consistent lake (issue 18).  The retries read the versions the
+    first attempt recorded, so none advances the scores again or re-awards the feed as known: the
+    run ends with the tables of the uninterrupted run of
+    test_reward_step_prunes_pages_with_their_links_and_undoes_it."""
     import dataclasses
 
     from delta.tables import DeltaTable
@@ -472,15 +472,12 @@ def test_a_reward_run_retried_after_dying_mid_prune_equals_one_run(spark, tmp_pa
         return reward_step_module.run(dataclasses.replace(ctx.next_step(), run_id=ctx.run_id), rounds=2,
                                       signals_path=str(signals))
 
-    # The run dies right after each commit of its prune in turn (issue 18).  A fresh run commits
     # page_signals (create, MERGE), rejects (create), step_runs (create, insert), reward_scores,
-    # feeds, pruned_pages (create, insert: the audit), reward_runs, links, pages.  Each re-run dies
-    # after its own first new commit, so it is the re-run from the state after the previous one.
-    assert _die_after(monkeypatch, spark, lake_dir, run, 9) == S.PRUNED_PAGES_TABLE   # audit, before the deletes
-    assert not (lake_dir / S.REWARD_RUNS_TABLE).exists()
-    assert _die_after(monkeypatch, spark, lake_dir, run, 1) == S.REWARD_RUNS_TABLE    # recomputed, nothing re-committed
-    assert _die_after(monkeypatch, spark, lake_dir, run, 1) == S.LINKS_TABLE          # finished: the deletes are left
-    assert _die_after(monkeypatch, spark, lake_dir, run, 1) == S.PAGES_TABLE
+    # feeds, pruned_pages (create, insert: the audit, before the deletes), reward_runs, links, pages
+    died_after = [_die_after(monkeypatch, spark, lake_dir, run, 1) for _ in range(12)]
+    assert died_after == [S.PAGE_SIGNALS_TABLE, S.PAGE_SIGNALS_TABLE, S.REJECTS_TABLE, S.STEP_RUNS_TABLE,
+                          S.STEP_RUNS_TABLE, S.REWARD_SCORES_TABLE, S.FEEDS_TABLE, S.PRUNED_PAGES_TABLE,
+                          S.PRUNED_PAGES_TABLE, S.REWARD_RUNS_TABLE, S.LINKS_TABLE, S.PAGES_TABLE]
     retried, commits = _finish(monkeypatch, run)
     assert commits == []
     assert (retried.pruned_pages, retried.pruned_links, retried.feeds_discovered) == (2, 2, 1)
