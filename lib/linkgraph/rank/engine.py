@@ -526,19 +526,23 @@ class BlockEngine:
             return self._solve_in_one_task(edges, dangling, tele, ranks, n, vectors, progress)
         ranks = ranks.persist(StorageLevel.MEMORY_AND_DISK)
         dangling_mass = self._dangling_mass(ranks, dangling, vectors)
+        # each block's ranks with the partial sums sent to it from every block's ranks (not yet computed)
+        carried = _by_block(edges.union(ranks).mapPartitionsWithIndex(_spreader(plan.starts, vectors)), plan.n_blocks)
 
         history: list[IterationStat] = []
         iteration = start_iteration
         while iteration < params.max_iter and active.any():
             started = time.monotonic()
             iteration += 1
-            previous = ranks
-            ranks, stats = self._iterate(plan, edges, dangling, tele, ranks, dangling_mass, active, n, vectors)
-            ranks = ranks.persist(StorageLevel.MEMORY_AND_DISK)
+            previous = carried
+            carried, stats = self._iterate(plan, edges, dangling, tele, carried, dangling_mass, active, n, vectors)
+            carried = carried.persist(StorageLevel.MEMORY_AND_DISK)
             if params.lineage_every and iteration % params.lineage_every == 0:
-                self._cut_lineage(ranks)
-            l1, dangling_mass = self._stats(ranks, stats, plan.n_blocks)
+                self._cut_lineage(carried)
+            l1, dangling_mass = self._stats(carried, stats, plan.n_blocks)
             previous.unpersist()
+            ranks.unpersist()
+            ranks = _rank_blocks_of(carried)
             for k in np.flatnonzero(active):
                 if l1[k] < params.tol:
                     active[k] = False
@@ -678,40 +682,26 @@ class BlockEngine:
         mass = np.sum([r[1] for r in rows], axis=0)
         return l1, mass
 
-    def _iterate(self, plan: BlockPlan, edges: RDD, dangling: RDD, tele: RDD | None, ranks: RDD,
+    def _iterate(self, plan: BlockPlan, edges: RDD, dangling: RDD, tele: RDD | None, carried: RDD,
                  dangling_mass: np.ndarray, active: np.ndarray, n: int, n_vectors: int) -> tuple[RDD, Accumulator]:
-        """The next rank blocks (not yet computed) and the accumulator their tasks report each
-        block's (L1 change, dangling mass) to."""
+        """One iteration in one Python pass per block: each block's task sums the partials sent to
+        it (``carried``: the previous iteration's), computes its new ranks and at once multiplies
+        them with its own links, so its output (its new ranks, kept in its partition, and the
+        partials for every destination block) is shuffled into the next ``carried`` (not yet
+        computed).  Returns it and the accumulator the tasks report each block's (L1 change,
+        dangling mass) to."""
         damping, starts = self.params.damping, plan.starts
         stats = self.spark.sparkContext.accumulator({}, _BlockStats())
         active_now = active.copy()
         mass_now = dangling_mass.copy()
         uniform = tele is None
+        spread = _spreader(starts, n_vectors)
 
-        def spread(block: int, items: Iterable) -> Iterator:
-            r, chunks = None, []
-            for _, value in items:
-                if value[0] == "R":
-                    r = _f64(value[1]).reshape(n_vectors, -1)
-                else:
-                    chunks.append(value)
-            if r is None:
-                return
-            for value in chunks:
-                db = value[1]
-                size = starts[db + 1] - starts[db]
-                rows, partial = _multiply(r, value, size)
-                if rows is not None and len(rows) * (4 + 8 * n_vectors) >= size * 8 * n_vectors:
-                    dense = np.zeros((n_vectors, size))
-                    dense[:, rows] = partial
-                    rows, partial = None, dense
-                yield db, _encode_partial(rows, partial)
-
-        def combine(block: int, items: Iterable) -> Iterator:
+        def step(block: int, items: Iterable) -> Iterator:
             size = starts[block + 1] - starts[block]
             incoming = np.zeros((n_vectors, size))
             old = mask = None
-            teleports = []
+            teleports, chunks = [], []
             for _, value in items:
                 if isinstance(value, bytes):    # a partial sum from a source block
                     rows, part = _decode_partial(value, n_vectors)
@@ -725,21 +715,58 @@ class BlockEngine:
                     old = _f64(value[1]).reshape(n_vectors, -1)
                 elif tag == "D":
                     mask = np.frombuffer(value[1], dtype=bool)
-                else:
+                elif tag == "T":
                     teleports.append(value)
+                else:
+                    chunks.append((None, value))
             assert old is not None and mask is not None, "every block has its previous ranks and dangling mask"
             v = _teleport_vector(None if uniform else teleports, n_vectors, size, n)
             new = damping * (incoming + mass_now[:, None] * v) + (1.0 - damping) * v
             new[~active_now] = old[~active_now]
             l1, mass = np.abs(new - old).sum(axis=1), new[:, mask].sum(axis=1)
             stats.add({block: (l1, mass)})
-            yield block, ("R", new.tobytes(), l1.tobytes(), mass.tobytes())
+            ranks = ("R", new.tobytes(), l1.tobytes(), mass.tobytes())
+            # the next iteration's partials, from the new ranks (the ranks record goes first)
+            yield from spread(block, [(block, ranks), *chunks])
 
-        partials = _by_block(edges.union(ranks).mapPartitionsWithIndex(spread), plan.n_blocks)
-        inputs = partials.union(ranks).union(dangling)
+        inputs = carried.union(dangling).union(edges)
         if tele is not None:
             inputs = inputs.union(tele)
-        return inputs.mapPartitionsWithIndex(combine, preservesPartitioning=True), stats
+        # not preservesPartitioning: partitionBy would take the output as partitioned already and not shuffle it
+        return _by_block(inputs.mapPartitionsWithIndex(step), plan.n_blocks), stats
+
+
+def _spreader(starts, n_vectors: int) -> Callable[[int, Iterable], Iterator]:
+    """The multiply of a block's task: its ranks record (passed on, to stay in its partition)
+    and, per destination block, the partial sums of its links (sparse, or dense where smaller)."""
+
+    def spread(block: int, items: Iterable) -> Iterator:
+        r, ranks, chunks = None, None, []
+        for _, value in items:
+            if value[0] == "R":
+                ranks = value
+                r = _f64(value[1]).reshape(n_vectors, -1)
+            elif value[0] == "E":
+                chunks.append(value)
+        if r is None:
+            return
+        yield block, ranks
+        for value in chunks:
+            db = value[1]
+            size = starts[db + 1] - starts[db]
+            rows, partial = _multiply(r, value, size)
+            if rows is not None and len(rows) * (4 + 8 * n_vectors) >= size * 8 * n_vectors:
+                dense = np.zeros((n_vectors, size))
+                dense[:, rows] = partial
+                rows, partial = None, dense
+            yield db, _encode_partial(rows, partial)
+
+    return spread
+
+
+def _rank_blocks_of(carried: RDD) -> RDD:
+    """The rank records of ``carried`` (its partial sums left out), partitioning kept."""
+    return carried.filter(lambda kv: not isinstance(kv[1], bytes))
 
 
 def initial_ranks(dangling: RDD, plan: BlockPlan, n_vectors: int, n: int) -> RDD:
