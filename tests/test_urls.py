@@ -7,7 +7,7 @@ import socket
 import subprocess
 import sys
 
-import pandas as pd
+import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -16,7 +16,7 @@ from linkgraph import urls
 from linkgraph.urls import (
     CanonicalUrl,
     canonicalize,
-    canonicalize_series,
+    canonicalize_arrow,
     classify_link,
     reverse_host,
     url_key,
@@ -295,38 +295,39 @@ def test_classify_link(from_domain, to_domain, rel, given, expected) -> None:
 # --- batch entry point -------------------------------------------------------------------------
 
 
-def test_canonicalize_series() -> None:
-    raw = pd.Series(
-        [
-            "HTTP://Example.com:80",
-            None,
-            float("nan"),
-            "mailto:x@y.z",
-            "HTTP://Example.com:80",
-            pd.NA,
-        ],
-        index=[10, 11, 12, 13, 14, 15],
-        dtype=object,
-    )
-    frame = canonicalize_series(raw)
-    assert list(frame.columns) == ["url", "host", "registered_domain", "reason", "detail"]
-    assert list(frame.index) == [10, 11, 12, 13, 14, 15]
-    assert frame.loc[10, "url"] == "http://example.com/"
-    assert frame.loc[14].tolist() == frame.loc[10].tolist()
-    assert frame.loc[10, "registered_domain"] == "example.com"
-    assert frame.loc[10, "reason"] is None
-    assert frame["reason"].tolist()[1:4] == ["NULL_FIELD", "NULL_FIELD", "UNSUPPORTED_SCHEME"]
-    assert frame.loc[15, "reason"] == "NULL_FIELD"
+def test_canonicalize_arrow() -> None:
+    raw = pa.array(["HTTP://Example.com:80", None, "mailto:x@y.z", "HTTP://Example.com:80", "http://a.com/x"])
+    result = canonicalize_arrow(raw)
+    assert result.type.names == ["url", "host", "registered_domain", "reason", "detail"]
+    rows = result.to_pylist()
+    assert rows[0] == {"url": "http://example.com/", "host": "example.com", "registered_domain": "example.com",
+                       "reason": None, "detail": None}
+    assert rows[3] == rows[0]
+    assert [r["reason"] for r in rows[1:3]] == ["NULL_FIELD", "UNSUPPORTED_SCHEME"]
+    assert rows[4]["url"] == "http://a.com/x"
+    assert len(canonicalize_arrow(pa.array([], pa.string()))) == 0
+    assert canonicalize_arrow(pa.array(["http://a.com/x", None], pa.large_string())).field("url").to_pylist() == [
+        "http://a.com/x", None]
 
 
-def test_canonicalize_series_empty_and_arrow_strings() -> None:
-    empty = canonicalize_series(pd.Series([], dtype=object))
-    assert list(empty.columns) == ["url", "host", "registered_domain", "reason", "detail"]
-    assert len(empty) == 0
-    arrow = pd.Series(["http://a.com/x", None], dtype="string[pyarrow]")
-    frame = canonicalize_series(arrow)
-    assert frame["url"].tolist() == ["http://a.com/x", None]
-    assert frame["reason"].tolist() == [None, "NULL_FIELD"]
+FAST_PATH_CASES = [
+    "http://example.com/a/b", "https://www.example.com/a?x=1&y=2", "http://a_b.example.com/x", "https://blogspot.com/",
+    "http://xn--bcher-kva.example.com/", "http://1.2.3.4/x", "http://foo.invalidtld/", "http://xn--zz.example.com/x",
+    "http://1.2.3.999/x", "http://www.example.com/a?", "http://www.example.com/a/./b", "http://www.example.com/a#f",
+    "http://Example.com/", "http://example.com", "http://localhost/x", "http://com/x", "http://www.example.com:80/x",
+    "http://user@example.com/x", "http://example.com/%7Euser", "http://example.com/a b", " http://example.com/x",
+    "http://example.com/x\n", "http://a.example.com/\u00e9", "mailto:x@example.com", None, "", "http://example.com/a/b",
+]
+
+
+@given(st.lists(st.sampled_from(FAST_PATH_CASES) | st.text(max_size=40) | st.builds(
+    lambda host, path: f"http://{host}/{path}", st.from_regex(r"[a-zA-Z0-9.-]{1,20}", fullmatch=True),
+    st.text(max_size=15)), max_size=30))
+def test_canonicalize_arrow_agrees_with_canonicalize(values: list[str | None]) -> None:
+    """The URLs taken as they are (vectorised) and those left to ``canonicalize`` give what
+    ``canonicalize`` gives each value."""
+    got = canonicalize_arrow(pa.array(values, pa.string())).to_pylist()
+    assert got == [canonicalize(v)._asdict() for v in values]
 
 
 # --- offline Public Suffix List ----------------------------------------------------------------

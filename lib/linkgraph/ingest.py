@@ -20,9 +20,10 @@ Policies (documented in README):
 from __future__ import annotations
 
 import pandas as pd
+import pyarrow as pa
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
-from pyspark.sql.functions import pandas_udf
+from pyspark.sql.functions import arrow_udf, pandas_udf
 from pyspark.sql.types import StringType, StructField, StructType
 
 from linkgraph import schemas as S
@@ -47,26 +48,11 @@ CANONICAL_URL = StructType(
 )
 
 
-@pandas_udf(CANONICAL_URL)  # type: ignore[call-overload]  # the stubs know only the functionType forms
-def canonical_url(raw_urls: pd.Series) -> pd.DataFrame:
-    """Arrow-batched ``urls.canonicalize`` (per-worker caches make repeated hosts cheap)."""
-    return urls.canonicalize_series(raw_urls)
-
-
-HOST_INFO = StructType(
-    [
-        StructField("host", StringType(), True),
-        StructField("registered_domain", StringType(), True),
-        StructField("reason", StringType(), True),
-        StructField("detail", StringType(), True),
-    ]
-)
-
-
-@pandas_udf(HOST_INFO)  # type: ignore[call-overload]  # as above
-def host_info(hosts: pd.Series) -> pd.DataFrame:
-    """Arrow-batched host validation, IDNA form and registered domain (``urls.host_info_series``)."""
-    return urls.host_info_series(hosts)
+@arrow_udf(CANONICAL_URL)  # type: ignore[call-overload]  # the stubs know only the functionType forms
+def canonical_url(raw_urls: pa.Array) -> pa.Array:
+    """Arrow-batched ``urls.canonicalize`` (``urls.canonicalize_arrow``: the common shape costs no
+    Python per URL, hosts are looked up once per distinct host)."""
+    return urls.canonicalize_arrow(raw_urls)
 
 
 @pandas_udf(StringType())  # type: ignore[call-overload]  # as above
@@ -147,34 +133,6 @@ def classify_link_type(df: DataFrame) -> DataFrame:
     return df.withColumn(S.LINK_TYPE, F.coalesce(_rel_types(declared_values), by_domain))
 
 
-def canonical_urls(raw: DataFrame) -> DataFrame:
-    """``_raw`` (each distinct ``from_url``/``to_url`` of the batch, null included) and
-    ``_canonical`` (its :data:`CANONICAL_URL`): every URL is canonicalised once per batch, however
-    many records name it (a page is named by about as many records as it has links).
-
-    The common case is left to Spark's built-in functions: a URL of the shape
-    ``urls.FAST_CANONICAL_URL`` is its own canonical form when its host is, so only its host is
-    looked up (once per distinct host, Arrow-batched); any other URL, and one whose host is not
-    already canonical, goes through ``urls.canonicalize`` (Arrow-batched).
-    """
-    ends = raw.select(F.col(S.FROM_URL).alias("_raw")).union(raw.select(F.col(S.TO_URL).alias("_raw"))).distinct()
-    is_fast = F.coalesce(F.col("_raw").rlike(urls.FAST_CANONICAL_URL) & ~F.col("_raw").contains("/."), F.lit(False))
-    fast = ends.where(is_fast).withColumn("_host", F.regexp_extract("_raw", r"^https?://([^/]+)/", 1))
-    hosts = fast.select("_host").distinct().withColumn("_info", host_info(F.col("_host")))
-    looked_up = fast.join(hosts, on="_host", how="inner")
-    canonical_host = F.coalesce(F.col("_info.host") == F.col("_host"), F.lit(False))
-    taken = looked_up.where(canonical_host).select(
-        "_raw",
-        F.struct(
-            F.col("_raw").alias("url"), F.col("_host").alias("host"),
-            F.col("_info.registered_domain").alias("registered_domain"),
-            F.lit(None).cast("string").alias("reason"), F.lit(None).cast("string").alias("detail"),
-        ).alias("_canonical"),
-    )
-    rest = ends.where(~is_fast).unionByName(looked_up.where(~canonical_host).select("_raw"))
-    return taken.unionByName(rest.withColumn("_canonical", canonical_url(F.col("_raw"))))
-
-
 def validate_edges(raw: DataFrame, config: IngestConfig) -> DataFrame:
     """Canonicalise both endpoints, parse and check every field, attach ``reason``/``detail``.
 
@@ -183,13 +141,9 @@ def validate_edges(raw: DataFrame, config: IngestConfig) -> DataFrame:
     src, dst = F.col("_src"), F.col("_dst")
     given_type = F.upper(F.trim(F.col(S.LINK_TYPE)))
     position = F.upper(F.trim(F.col(S.POSITION)))
-    canonical = canonical_urls(raw)
     checked = (
-        raw.join(canonical.select(F.col("_raw").alias("_src_raw"), F.col("_canonical").alias("_src")),
-                 on=F.col(S.FROM_URL).eqNullSafe(F.col("_src_raw")), how="left")
-        .join(canonical.select(F.col("_raw").alias("_dst_raw"), F.col("_canonical").alias("_dst")),
-              on=F.col(S.TO_URL).eqNullSafe(F.col("_dst_raw")), how="left")
-        .drop("_src_raw", "_dst_raw")
+        raw.withColumn("_src", canonical_url(F.col(S.FROM_URL)))
+        .withColumn("_dst", canonical_url(F.col(S.TO_URL)))
         .withColumn(DISCOVERED, _parse_timestamp(S.DISCOVERED_AT))
         .withColumn(LAST_SEEN, _parse_timestamp(S.LAST_SEEN_AT))
     )
@@ -245,34 +199,71 @@ def validate_edges(raw: DataFrame, config: IngestConfig) -> DataFrame:
     return validated.drop("_src", "_dst", "_problem")
 
 
+RANK = "_rank"
+LINK = "LINK"
+
+
+def rank_sightings(validated: DataFrame) -> DataFrame:
+    """``validated`` plus ``_rank``: among the valid records of a (src_url, dst_url) pair, 1 for
+    the representative sighting (latest ``last_seen_at``, then the lexicographically smallest
+    anchor, ...), 2, 3, ... for the others, whose discovery and sighting times are widened to the
+    pair's earliest and latest; null for an invalid record.
+
+    One shuffle (of the whole records) and one sort: all window functions share one ordered
+    specification.  Invalid records are spread over the tasks by a hash of their raw fields
+    instead of piling up under one null key.
+    """
+    valid = F.col(S.REASON).isNull()
+    raw_columns = [f.name for f in S.RAW_EDGE_RECORD.fields]
+    key = F.when(valid, F.col(SRC_URL)).otherwise(F.xxhash64(CORRUPT_RECORD, *raw_columns).cast("string"))
+    pair = Window.partitionBy(F.col("_key"), F.col(DST_URL)).orderBy(
+        F.col(LAST_SEEN).desc_nulls_last(), F.col(S.ANCHOR_TEXT).asc_nulls_last(),
+        F.col(S.CONTEXT_WINDOW).asc_nulls_last(), F.col(S.POSITION).asc_nulls_last(),
+        F.col(S.LINK_TYPE).asc_nulls_last(), F.col(S.FROM_URL), F.col(S.TO_URL))
+    whole_pair = pair.rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing)
+    return (
+        validated.withColumn("_key", key)
+        .withColumn(RANK, F.when(valid, F.row_number().over(pair)))
+        .withColumn(DISCOVERED, F.when(valid, F.min(DISCOVERED).over(whole_pair)).otherwise(F.col(DISCOVERED)))
+        .withColumn(LAST_SEEN, F.when(valid, F.max(LAST_SEEN).over(whole_pair)).otherwise(F.col(LAST_SEEN)))
+        .drop("_key")
+    )
+
+
+def representatives(ranked: DataFrame) -> DataFrame:
+    """The links of :func:`rank_sightings`' output: one record per pair, times widened."""
+    return ranked.where(F.col(RANK) == 1).drop(RANK)
+
+
+def rejected(ranked: DataFrame) -> DataFrame:
+    """The records of :func:`rank_sightings`' output that are not links: the invalid ones with their
+    reason, the other sightings of a pair as DUPLICATE_MERGED."""
+    duplicate = F.col(RANK) > 1
+    return ranked.where(F.col(RANK).isNull() | duplicate).select(
+        *[c for c in ranked.columns if c not in (RANK, S.REASON, S.DETAIL)],
+        F.when(duplicate, F.lit(S.Reason.DUPLICATE_MERGED)).otherwise(F.col(S.REASON)).alias(S.REASON),
+        F.when(duplicate, F.concat(F.lit("merged into link "), F.col(SRC_URL), F.lit(" -> "), F.col(DST_URL)))
+        .otherwise(F.col(S.DETAIL)).alias(S.DETAIL),
+    )
+
+
+def outcome_counts(ranked: DataFrame) -> dict[str, int]:
+    """Records of :func:`rank_sightings`' output per outcome, in one aggregate: ``LINK`` for the
+    representatives, else the reject reason (DUPLICATE_MERGED for the other sightings)."""
+    outcome = (F.when(F.col(RANK) == 1, F.lit(LINK)).when(F.col(RANK) > 1, F.lit(S.Reason.DUPLICATE_MERGED))
+               .otherwise(F.col(S.REASON)))
+    return {row["outcome"]: row["count"] for row in ranked.groupBy(outcome.alias("outcome")).count().collect()}
+
+
 def split_duplicates(valid: DataFrame) -> tuple[DataFrame, DataFrame]:
     """Collapse valid records to one per (src_url, dst_url).
 
     Returns ``(links, duplicates)``: the representative sighting per pair with the earliest
     discovery and latest sighting over all its records, and the other records with reason
-    DUPLICATE_MERGED.
+    DUPLICATE_MERGED (:func:`rank_sightings`).
     """
-    pair = Window.partitionBy(SRC_URL, DST_URL)
-    ranked = (
-        valid.withColumn(
-            "_rank",
-            F.row_number().over(
-                pair.orderBy(F.col(LAST_SEEN).desc_nulls_last(), F.col(S.ANCHOR_TEXT).asc_nulls_last(),
-                             F.col(S.CONTEXT_WINDOW).asc_nulls_last(), F.col(S.POSITION).asc_nulls_last(),
-                             F.col(S.LINK_TYPE).asc_nulls_last(), F.col(S.FROM_URL), F.col(S.TO_URL))
-            ),
-        )
-        .withColumn(DISCOVERED, F.min(DISCOVERED).over(pair))
-        .withColumn(LAST_SEEN, F.max(LAST_SEEN).over(pair))
-    )
-    links = ranked.where(F.col("_rank") == 1).drop("_rank")
-    duplicates = (
-        ranked.where(F.col("_rank") > 1)
-        .withColumn(S.REASON, F.lit(S.Reason.DUPLICATE_MERGED))
-        .withColumn(S.DETAIL, F.concat(F.lit("merged into link "), F.col(SRC_URL), F.lit(" -> "), F.col(DST_URL)))
-        .drop("_rank")
-    )
-    return links, duplicates
+    ranked = rank_sightings(valid)
+    return representatives(ranked), rejected(ranked)
 
 
 def batch_pages(links: DataFrame) -> DataFrame:

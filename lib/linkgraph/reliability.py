@@ -168,15 +168,15 @@ def guard_new_page_ids(lake, read_version: int | None, numbered: DataFrame) -> b
     )
 
 
-def check_pages_still_there(lake, read_version: int | None, batch_urls: DataFrame, resolved: DataFrame) -> None:
+def check_pages_still_there(lake, read_version: int | None, resolved: DataFrame) -> None:
     """After the links MERGE: make sure no page this ingest links to was deleted meanwhile.
 
     A prune (``linkgraph reward``) deletes the links of its pages, then the pages.  An ingest that
     resolved its URLs to page ids before that pages DELETE and commits its links after it would
     leave links to missing pages (Delta sees no conflict: different tables).  So when another job
     committed to ``pages`` since the ingest read it (``read_version``), the ingest checks that
-    every URL of its batch (``batch_urls``) is still a page; if not, it deletes its links
-    (``resolved``: src_id, dst_id) whose ends are gone, in one commit retried on a conflict, and
+    every page id its links (``resolved``: src_id, dst_id) name is still a page (a URL pruned and
+    inserted again has a new id); if not, it deletes those links in one commit retried on a conflict, and
     raises ``ConcurrentPruneException``, which ``retry_on_conflict`` treats as a conflict: the re-run
     inserts the pruned URLs as new pages.  Links committed *before* the pages DELETE are removed
     by the prune itself (its last DELETE reads ``links`` after its pages DELETE), so between the
@@ -193,14 +193,15 @@ def check_pages_still_there(lake, read_version: int | None, batch_urls: DataFram
     if not later.limit(1).count():   # only this ingest's own pages commit (or none)
         return
     pages = lake.read_version(S.PAGES_TABLE, lake.current_version(S.PAGES_TABLE))
-    if not batch_urls.join(pages.select(S.URL), on=S.URL, how="left_anti").limit(1).count():
-        return
     ids = pages.select(S.PAGE_ID)
     dangling = (resolved.select(S.SRC_ID, S.DST_ID)
                 .join(ids.select(F.col(S.PAGE_ID).alias(S.SRC_ID)), on=S.SRC_ID, how="left_anti")
                 .unionByName(resolved.select(S.SRC_ID, S.DST_ID)
                              .join(ids.select(F.col(S.PAGE_ID).alias(S.DST_ID)), on=S.DST_ID, how="left_anti"))
-                .distinct().localCheckpoint(eager=True))
+                .distinct())
+    if not dangling.limit(1).count():
+        return
+    dangling = dangling.localCheckpoint(eager=True)   # the same rows for every attempt of the delete
     retry_on_conflict(
         lambda: lake.delete_matching(S.LINKS_TABLE, dangling, [S.SRC_ID, S.DST_ID], prune_on=S.SRC_ID),
         what="removing this ingest's links to pages a concurrent prune deleted", attempts=GUARD_DELETE_ATTEMPTS,

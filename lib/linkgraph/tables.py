@@ -109,8 +109,12 @@ def insert_missing(lake: Lake, table: str, rows: DataFrame, keys: list[str]) -> 
 # --- rejects --------------------------------------------------------------------------------------
 
 def reject_rows(rows: DataFrame, source: str | Column) -> DataFrame:
-    """Rows carrying a ``reason`` in the ``rejects`` table's shape, with a content-derived id;
-    ``source`` is the input's path, or a column of it when rows come from several files."""
+    """Rows carrying a ``reason`` in the ``rejects`` table's shape but ``rejected_at`` (which
+    :func:`write_rejects` stamps), with a content-derived id; ``source`` is the input's path, or a
+    column of it when rows come from several files.
+
+    The time is left out because a cached frame holding ``current_timestamp()`` is recomputed from
+    its input, cache ignored, once a frame it was derived from is unpersisted (Spark 4.2)."""
     raw_columns = [f.name for f in S.RAW_EDGE_RECORD.fields]
     source = F.lit(source) if isinstance(source, str) else source
     identity = F.concat_ws(
@@ -126,7 +130,6 @@ def reject_rows(rows: DataFrame, source: str | Column) -> DataFrame:
         S.REASON,
         S.DETAIL,
         *raw_columns,
-        F.current_timestamp().alias(S.REJECTED_AT),
     )
 
 
@@ -142,10 +145,12 @@ def count_by_reason(rejects: DataFrame) -> dict[str, int]:
 
 
 def write_rejects(lake: Lake, rejects: DataFrame) -> int:
-    """Insert-only MERGE on ``reject_id``: the same bad record is stored once, however often it
-    is ingested."""
+    """Insert-only MERGE of :func:`reject_rows` on ``reject_id``, stamped with the time of the
+    write: the same bad record is stored once, however often it is ingested."""
     lake.ensure(S.REJECTS_TABLE, S.REJECTS)
-    return insert_missing(lake, S.REJECTS_TABLE, rejects, [S.REJECT_ID])
+    stamped = rejects.select(*[F.current_timestamp().alias(f.name) if f.name == S.REJECTED_AT else F.col(f.name)
+                               for f in S.REJECTS.fields])
+    return insert_missing(lake, S.REJECTS_TABLE, stamped, [S.REJECT_ID])
 
 
 # --- sitemaps, external authority, page signals, feeds ------------------------------------------------

@@ -28,13 +28,12 @@ import idna
 from linkgraph.errors import ConfigError
 
 if TYPE_CHECKING:
-    import pandas
+    import pyarrow
 
 __all__ = [
     "CanonicalUrl",
     "canonicalize",
-    "canonicalize_series",
-    "host_info_series",
+    "canonicalize_arrow",
     "FAST_CANONICAL_URL",
     "classify_link",
     "reverse_host",
@@ -368,61 +367,61 @@ def canonical_seed_urls(seeds: list[str], setting: str) -> list[CanonicalUrl]:
     return canonical
 
 
-def canonicalize_series(urls: pandas.Series) -> pandas.DataFrame:
-    """Vectorised :func:`canonicalize` for Arrow (pandas) UDFs.
+# --- batches: Arrow arrays ------------------------------------------------------------------------
 
-    Returns a DataFrame with the input's index and the columns of :data:`CANONICAL_COLUMNS`
-    (object dtype, ``None`` for missing).  Missing inputs (None/NaN/NA) give ``NULL_FIELD``.
-    Repeated URLs within a batch are canonicalised once.
-    """
-    import pandas as pd
-
-    seen: dict[str, CanonicalUrl] = {}
-    rows: list[CanonicalUrl] = []
-    append = rows.append
-    for value in urls.tolist():
-        if value.__class__ is str:
-            result = seen.get(value)
-            if result is None:
-                result = seen[value] = canonicalize(value)
-        elif value is None or value is pd.NA or (isinstance(value, float) and value != value):
-            result = _NULL
-        else:
-            result = canonicalize(value)
-        append(result)
-    columns = list(zip(*rows, strict=True)) if rows else [()] * len(CANONICAL_COLUMNS)
-    return pd.DataFrame(
-        {
-            name: pd.Series(column, index=urls.index, dtype=object)
-            for name, column in zip(CANONICAL_COLUMNS, columns, strict=True)
-        },
-        index=urls.index,
-    )
-
-
-# --- the common case, for Spark's built-in functions ----------------------------------------------
-
-# A URL this Java regex matches (and that has no ``/.``) is canonical as it is once its host is:
+# A URL this regex (RE2 and Java alike) matches (and that has no ``/.``) is canonical as it is once its host is:
 # lower-case scheme http(s), a dotted lower-case LDH host without port or userinfo, a path (no dot
 # segments) and an optional non-empty query of characters that need no escaping, no fragment, no
-# whitespace.  ``linkgraph.ingest.canonical_urls`` takes such URLs as they are and looks up only
-# their hosts (``host_info_series``); every other URL goes through ``canonicalize``.
+# whitespace.  ``canonicalize_arrow`` takes such URLs as they are and looks up only their hosts;
+# every other URL goes through ``canonicalize``.
 FAST_CANONICAL_URL = (
     r"^https?://[a-z0-9_-]+(?:\.[a-z0-9_-]+)+/[A-Za-z0-9._~!$&'()*+,;=:@/-]*"
     r"(?:\?[A-Za-z0-9._~!$&'()*+,;=:@/?-]+)?\z"
 )
 
 
-def host_info_series(hosts: pandas.Series) -> pandas.DataFrame:
-    """``host``, ``registered_domain``, ``reason``, ``detail`` of each raw host (no port) of
-    ``hosts``, as ``canonicalize`` finds them (for Arrow UDFs)."""
-    import pandas as pd
+_FAST_HOST = r"^https?://(?P<host>[^/]+)/"
 
-    rows = [_host_info(h) if h.__class__ is str else _host_reject("no host") for h in hosts.tolist()]
-    columns = list(zip(*rows, strict=True)) if rows else [()] * 4
-    names = ("host", "registered_domain", "reason", "detail")
-    return pd.DataFrame({name: pd.Series(column, index=hosts.index, dtype=object)
-                         for name, column in zip(names, columns, strict=True)}, index=hosts.index)
+
+def canonicalize_arrow(raw_urls: pyarrow.Array) -> pyarrow.StructArray:
+    """:func:`canonicalize` of every value of a string array, as a struct array with the fields of
+    :data:`CANONICAL_COLUMNS` (for Arrow UDFs; the result equals ``canonicalize`` value by value).
+
+    The common case costs no Python per value: a URL :data:`FAST_CANONICAL_URL` matches (Arrow's
+    vectorised RE2 kernels) is its own canonical form when its host is, and its host is looked up
+    once per distinct host of the array (cached across arrays by ``_host_info``).  Every other
+    value goes through ``canonicalize`` once per distinct value of the array.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    raw = raw_urls.cast(pa.string())
+    fast = pc.fill_null(
+        pc.and_(pc.match_substring_regex(raw, FAST_CANONICAL_URL), pc.invert(pc.match_substring(raw, "/."))), False)
+    nothing = pa.nulls(len(raw), pa.string())
+    fast_host = pc.if_else(fast, pc.struct_field(pc.extract_regex(raw, _FAST_HOST), [0]), nothing)
+    encoded = fast_host.dictionary_encode()
+    hosts = encoded.dictionary.to_pylist()
+    infos = [_host_info(host) for host in hosts]
+    host_is_canonical = pa.array([info[0] == host for info, host in zip(infos, hosts, strict=True)], pa.bool_())
+    taken = pc.fill_null(pc.take(host_is_canonical, encoded.indices), False)
+    domain = pc.take(pa.array([info[1] for info in infos], pa.string()), encoded.indices)
+    columns = [pc.if_else(taken, raw, nothing), pc.if_else(taken, fast_host, nothing),
+               pc.if_else(taken, domain, nothing), nothing, nothing]
+
+    rest = pc.invert(taken)
+    rest_values = raw.filter(rest).to_pylist()
+    if rest_values:
+        seen: dict[str, CanonicalUrl] = {}
+        results = []
+        for value in rest_values:
+            result = _NULL if value is None else seen.get(value)
+            if result is None:
+                result = seen[value] = canonicalize(value)
+            results.append(result)
+        columns = [pc.replace_with_mask(column, rest, pa.array(list(values), pa.string()))
+                   for column, values in zip(columns, zip(*results, strict=True), strict=True)]
+    return pa.StructArray.from_arrays(columns, names=list(CANONICAL_COLUMNS))
 
 
 # --- keys --------------------------------------------------------------------------------------

@@ -59,33 +59,34 @@ def count_rejects(rejects: DataFrame, report: IngestReport) -> None:
 
 
 def ingest_edges(lake: Lake, config: Config, raw: DataFrame, report: IngestReport) -> None:
-    """Validate raw edge records and upsert them: pages (new ones numbered), links, rejects."""
-    validated = I.validate_edges(raw, config.ingest).persist(StorageLevel.MEMORY_AND_DISK)
-    links = rejects = resolved = None
+    """Validate raw edge records and upsert them: rejects, pages (new ones numbered), links.
+
+    The records are read, validated and ranked within their (source, destination) pair once (one
+    shuffle), cached once, and counted per outcome in one aggregate.  The rejects are committed
+    first, straight from that cache, which is then released once the links have their page ids.
+    """
+    ranked = I.rank_sightings(I.validate_edges(raw, config.ingest)).persist(StorageLevel.MEMORY_AND_DISK)
+    resolved = None
     try:
-        report.read = validated.count()
-        links, duplicates = I.split_duplicates(validated.where(F.col(S.REASON).isNull()))
-        bad = validated.where(F.col(S.REASON).isNotNull()).unionByName(duplicates)
-        rejects = I.reject_rows(bad, report.source).persist(StorageLevel.MEMORY_AND_DISK)
-        count_rejects(rejects, report)
-        links = links.persist(StorageLevel.MEMORY_AND_DISK)
-        report.written = links.count()
-        # rejects and links are materialised: the validated records are not cached any longer
-        validated.unpersist()
+        outcomes = I.outcome_counts(ranked)
+        report.written = outcomes.pop(I.LINK, 0)
+        report.rejected_by_reason = outcomes
+        report.rejected = sum(outcomes.values())
+        report.read = report.written + report.rejected
         T.ensure_core_tables(lake)
+        report.rejects_inserted = T.write_rejects(lake, I.reject_rows(I.rejected(ranked), report.source))
+        links = I.representatives(ranked)
         pages_read_version, new_from = _upsert_url_pages(lake, links, report)
-        # ids of one pinned pages version (the check below deletes exactly the links written),
-        # cached in place of the links by URL: the id joins run once for up to two links MERGEs
-        # and their key ranges, and one full-width frame is cached at a time
+        # ids of one pinned pages version (the check below deletes exactly the links written):
+        # the id joins run once for up to two links MERGEs and their key ranges
         pages = lake.read_version(S.PAGES_TABLE, lake.current_version(S.PAGES_TABLE))
         resolved = I.links_with_ids(links, pages).persist(StorageLevel.MEMORY_AND_DISK)
         resolved.count()
-        links.unpersist()
+        ranked.unpersist()
         report.links_inserted, report.links_updated = T.upsert_links(lake, resolved, new_from=new_from)
-        check_pages_still_there(lake, pages_read_version, I.batch_pages(links).select(S.URL), resolved)
-        report.rejects_inserted = T.write_rejects(lake, rejects)
+        check_pages_still_there(lake, pages_read_version, resolved)
     finally:
-        for frame in (validated, links, rejects, resolved):
+        for frame in (ranked, resolved):
             if frame is not None:
                 frame.unpersist()
 
