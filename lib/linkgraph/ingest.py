@@ -290,24 +290,38 @@ def batch_urls(links: DataFrame) -> DataFrame:
     return links.select(F.col(SRC_URL).alias(S.URL)).union(links.select(F.col(DST_URL).alias(S.URL))).distinct()
 
 
+def pages_with_ids(pages_batch: DataFrame, existing_pages: DataFrame, first_id: int) -> DataFrame:
+    """The pages of the batch in the ``pages`` schema: a URL already in ``existing_pages`` with its
+    stored id and key, a new one numbered from ``first_id`` in ``url_key`` order (host reversed).
+
+    One lookup join against ``existing_pages``' (url, page_id, url_key) and one numbering of the
+    batch's pages, the new ones first (so their ids are dense), the known ones after them (their
+    numbers then replaced by the stored ids).  ``first_id`` must exceed every stored id.
+    """
+    looked_up = pages_batch.join(
+        existing_pages.select(S.URL, F.col(S.PAGE_ID).alias("_stored_id"), F.col(S.URL_KEY).alias("_stored_key")),
+        on=S.URL, how="left")
+    keyed = (looked_up.withColumn("_known", F.col("_stored_id").isNotNull())
+             .withColumn(S.URL_KEY, F.coalesce(F.col("_stored_key"), url_key(F.col(S.URL)))))
+    numbered = number_in_order(keyed, ["_known", S.URL_KEY, S.URL], first_id, S.PAGE_ID)
+    return numbered.withColumn(S.PAGE_ID, F.coalesce(F.col("_stored_id"), F.col(S.PAGE_ID))).select(
+        *[F.col(f.name).cast(f.dataType) for f in S.PAGES.fields])
+
+
 def new_pages_with_ids(pages_batch: DataFrame, existing_pages: DataFrame, first_id: int) -> DataFrame:
     """Pages of the batch not yet in ``existing_pages``, numbered from ``first_id`` in
     ``url_key`` order (host reversed), in the ``pages`` schema."""
-    new = pages_batch.join(existing_pages.select(S.URL), on=S.URL, how="left_anti").withColumn(
-        S.URL_KEY, url_key(F.col(S.URL))
-    )
-    numbered = number_in_order(new, [S.URL_KEY, S.URL], first_id, S.PAGE_ID)
-    return numbered.select(*[F.col(f.name).cast(f.dataType) for f in S.PAGES.fields])
+    return pages_with_ids(pages_batch, existing_pages, first_id).where(F.col(S.PAGE_ID) >= first_id)
 
 
-def links_with_ids(links: DataFrame, pages: DataFrame) -> DataFrame:
+def links_with_ids(links: DataFrame, ids: DataFrame) -> DataFrame:
     """Resolve both endpoint URLs to page ids; the result is in the ``links`` schema.
 
-    The ids are resolved on narrow frames: the batch's (src_url, dst_url) pairs against the
-    (url -> page_id) projection of the batch's pages; the full records are joined once, to their
-    pair (links hold one row per pair).
+    ``ids``: (url, page_id) of every URL of the batch (and maybe others: a link whose end has no
+    id is dropped).  The ids are resolved on narrow frames, the batch's (src_url, dst_url) pairs;
+    the full records are joined once, to their pair (links hold one row per pair).
     """
-    ids = pages.select(S.URL, S.PAGE_ID).join(batch_urls(links), on=S.URL, how="left_semi")
+    ids = ids.select(S.URL, S.PAGE_ID)
     src_ids = ids.select(F.col(S.URL).alias(SRC_URL), F.col(S.PAGE_ID).alias(S.SRC_ID))
     dst_ids = ids.select(F.col(S.URL).alias(DST_URL), F.col(S.PAGE_ID).alias(S.DST_ID))
     pairs = (links.select(SRC_URL, DST_URL).join(src_ids, on=SRC_URL, how="inner")

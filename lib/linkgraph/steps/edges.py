@@ -66,7 +66,7 @@ def ingest_edges(lake: Lake, config: Config, raw: DataFrame, report: IngestRepor
     first, straight from that cache, which is then released once the links have their page ids.
     """
     ranked = I.rank_sightings(I.validate_edges(raw, config.ingest)).persist(StorageLevel.MEMORY_AND_DISK)
-    resolved = None
+    resolved = batch_pages = None
     try:
         outcomes = I.outcome_counts(ranked)
         report.written = outcomes.pop(I.LINK, 0)
@@ -76,43 +76,42 @@ def ingest_edges(lake: Lake, config: Config, raw: DataFrame, report: IngestRepor
         T.ensure_core_tables(lake)
         report.rejects_inserted = T.write_rejects(lake, I.reject_rows(I.rejected(ranked), report.source))
         links = I.representatives(ranked)
-        pages_read_version, new_from = _upsert_url_pages(lake, links, report)
-        # ids of one pinned pages version (the check below deletes exactly the links written):
-        # the id joins run once for up to two links MERGEs and their key ranges
-        pages = lake.read_version(S.PAGES_TABLE, lake.current_version(S.PAGES_TABLE))
-        resolved = I.links_with_ids(links, pages).persist(StorageLevel.MEMORY_AND_DISK)
+        pages_read_version, new_from, batch_pages = _upsert_url_pages(lake, links, report)
+        # ids as this ingest read and wrote them (a page a concurrent prune deleted since is
+        # caught below); the id joins run once for up to two links MERGEs and their key ranges
+        resolved = I.links_with_ids(links, batch_pages).persist(StorageLevel.MEMORY_AND_DISK)
         resolved.count()
+        batch_pages.unpersist()
         ranked.unpersist()
         report.links_inserted, report.links_updated = T.upsert_links(lake, resolved, new_from=new_from)
         check_pages_still_there(lake, pages_read_version, resolved)
     finally:
-        for frame in (ranked, resolved):
+        for frame in (ranked, batch_pages, resolved):
             if frame is not None:
                 frame.unpersist()
 
 
-def _upsert_url_pages(lake: Lake, links: DataFrame, report: IngestReport) -> tuple[int, int | None]:
+def _upsert_url_pages(lake: Lake, links: DataFrame, report: IngestReport) -> tuple[int, int | None, DataFrame]:
     """The pages of a batch of links: new URLs numbered after the largest stored id, known ones
     widened; a concurrent ingest that took the same ids is detected (``guard_new_page_ids``).
-    Returns the ``pages`` version the ids were read from, and the first id given to a new page
-    when every id from it on is this ingest's own (no other ingest committed pages meanwhile),
-    else None."""
-    # One pinned snapshot: read twice (new and known pages) at the latest version, a concurrent
-    # commit landing in between would put a URL in both and fail the MERGE on a duplicate key.
+    Returns the ``pages`` version the ids were read from; the first id given to a new page when
+    every id from it on is this ingest's own (no other ingest committed pages meanwhile), else
+    None; and the batch's pages with their ids (cached: the caller unpersists it)."""
     pages_read_version = lake.current_version(S.PAGES_TABLE)
     existing = lake.read_version(S.PAGES_TABLE, pages_read_version)
     if existing.where(F.col(S.URL).isNull()).limit(1).count():
         raise readers.InputSchemaError(
             f"lake {lake.root} holds an arc-list graph (pages without URLs); ingest URL edges into a lake of their own"
         )
-    pages_batch = I.batch_pages(links)
     first_new_id = T.max_page_id_of(existing) + 1
-    new_pages = I.new_pages_with_ids(pages_batch, existing, first_new_id)
-    known_pages = pages_batch.join(existing.select(S.URL, S.PAGE_ID, S.URL_KEY), on=S.URL, how="inner")
-    pages_update = new_pages.unionByName(known_pages.select(*[f.name for f in S.PAGES.fields]))
-    report.pages_inserted, report.pages_updated = T.upsert_pages(lake, pages_update, key=S.URL)
-    alone = guard_new_page_ids(lake, pages_read_version, new_pages)
-    return pages_read_version, (first_new_id if alone and report.pages_inserted else None)
+    batch_pages = I.pages_with_ids(I.batch_pages(links), existing, first_new_id).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        report.pages_inserted, report.pages_updated = T.upsert_pages(lake, batch_pages, key=S.URL)
+        alone = guard_new_page_ids(lake, pages_read_version, batch_pages.where(F.col(S.PAGE_ID) >= first_new_id))
+    except BaseException:
+        batch_pages.unpersist()
+        raise
+    return pages_read_version, (first_new_id if alone and report.pages_inserted else None), batch_pages
 
 
 def ingest_arcs(lake: Lake, config: Config, arcs_raw: DataFrame, report: IngestReport) -> None:
