@@ -90,11 +90,19 @@ def _bad_timestamp(column: str, parsed: str) -> Column:
 def _invalid_utf8() -> Column:
     """A value with invalid UTF-8 bytes (kept as they are by the text reader, decoded to U+FFFD by
     the CSV reader) is not what the crawler saw, so the record is rejected instead of stored with
-    replacement characters."""
+    replacement characters.
+
+    Checked on all fields at once (one short expression: per-field checks made the generated code
+    too large for the JIT); the first bad field is looked for only in a rejected record."""
     columns = [f.name for f in S.RAW_EDGE_RECORD.fields]
-    invalid = [~F.is_valid_utf8(F.col(c)) | (F.instr(F.col(c), "\ufffd") > 0) for c in columns]
-    bad = F.coalesce(*[F.when(is_invalid, F.lit(c)) for c, is_invalid in zip(columns, invalid, strict=True)])
-    return _reject(bad.isNotNull(), S.Reason.MALFORMED_RECORD, F.concat(F.lit("invalid UTF-8 in "), bad))
+
+    def broken(value: Column) -> Column:
+        return ~F.is_valid_utf8(value) | value.contains("\ufffd")
+
+    fields = F.array(*[F.struct(F.lit(c).alias("name"), F.col(c).alias("value")) for c in columns])
+    first_bad = F.filter(fields, lambda field: broken(field["value"]))[0]["name"]
+    return _reject(broken(F.concat_ws("", *columns)), S.Reason.MALFORMED_RECORD,
+                   F.concat(F.lit("invalid UTF-8 in "), first_bad))
 
 
 # --- timestamp range (reliability) ---

@@ -41,13 +41,30 @@ class ConcurrentPruneException(RuntimeError):
     retried, and the re-run inserts those pages as new ones)."""
 
 
+class ConcurrentTableCreationException(RuntimeError):
+    """A table another job created at the same moment was not yet readable when this one read it
+    (``DELTA_TABLE_NOT_FOUND`` for a table that exists now): a conflict, retried."""
+
+
+def raise_if_created_concurrently(lake, tables: tuple[str, ...], exc: BaseException) -> None:
+    """Raise ``ConcurrentTableCreationException`` from ``exc`` when it is Delta's
+    ``DELTA_TABLE_NOT_FOUND`` for one of the lake's ``tables`` that exists now."""
+    if "DELTA_TABLE_NOT_FOUND" not in str(exc):
+        return
+    for table in tables:
+        if f"{table}` doesn't exist" in str(exc) and lake.exists(table):
+            raise ConcurrentTableCreationException(
+                f"table '{table}' was being created by another job when this one read it") from exc
+
+
 def is_delta_conflict(exc: BaseException) -> bool:
     """True for Delta's concurrent-modification errors (Python wrappers or their JVM class names)."""
     from delta import exceptions as delta_errors
 
     # Delta's Python conflict classes do not share a base class (each derives PySparkException).
     conflicts = tuple(getattr(delta_errors, name) for name in delta_errors.__all__)
-    if isinstance(exc, conflicts + (ConcurrentPageIdException, ConcurrentPruneException)):
+    if isinstance(exc, conflicts + (ConcurrentPageIdException, ConcurrentPruneException,
+                                    ConcurrentTableCreationException)):
         return True
     # Unconverted JVM errors (e.g. raised inside a py4j call the converter does not see), and
     # conflicts Delta rethrows wrapped (an empty UnsupportedOperationException from

@@ -21,7 +21,7 @@ from linkgraph import schemas as S
 from linkgraph.errors import UnreadableDataError
 from linkgraph.io.delta import Lake
 from linkgraph.paths import display, local_path, qualify
-from linkgraph.reliability import retry_on_conflict, unreadable_input
+from linkgraph.reliability import raise_if_created_concurrently, retry_on_conflict, unreadable_input
 from linkgraph.steps import crawl
 from linkgraph.steps.context import StepContext
 from linkgraph.steps.edges import IngestReport, ingest_arcs, ingest_edges
@@ -77,11 +77,15 @@ def run(ctx: StepContext, input_path: str, fmt: str) -> IngestReport:
 
 def _ingest_once(ctx: StepContext, input_path: str, fmt: str) -> IngestReport:
     report = IngestReport(source=str(input_path))
-    if fmt == "arcs":
-        ingest_arcs(ctx.lake, ctx.config, readers.read_arcs(ctx.spark, input_path), report)
-    else:
-        raw = readers.read_edges(ctx.spark, input_path, fmt, csv_delimiter=ctx.config.ingest.csv_delimiter)
-        ingest_edges(ctx.lake, ctx.config, raw, report)
+    try:
+        if fmt == "arcs":
+            ingest_arcs(ctx.lake, ctx.config, readers.read_arcs(ctx.spark, input_path), report)
+        else:
+            raw = readers.read_edges(ctx.spark, input_path, fmt, csv_delimiter=ctx.config.ingest.csv_delimiter)
+            ingest_edges(ctx.lake, ctx.config, raw, report)
+    except Exception as exc:
+        raise_if_created_concurrently(ctx.lake, CORE_TABLES, exc)
+        raise
     report.seconds = ctx.elapsed()
     log.info(report.summary())
     return report
