@@ -246,6 +246,24 @@ def test_retry_reruns_only_on_delta_conflicts():
     assert len(calls) == 1
 
 
+def test_a_core_table_not_yet_readable_but_existing_now_is_a_retried_conflict(spark, tmp_path):
+    """``DELTA_TABLE_NOT_FOUND`` for a table another ingest was creating becomes a conflict once
+    the table exists; for a table that still does not exist, or another error, nothing changes."""
+    from linkgraph.io.delta import Lake
+    from linkgraph.reliability import ConcurrentTableCreationException, is_delta_conflict, raise_if_created_concurrently
+
+    lake = Lake(spark, config_from_dict({"lake": {"path": str(tmp_path / "lake")}}).lake)
+    tables.ensure_core_tables(lake)
+    not_found = RuntimeError(f"[DELTA_TABLE_NOT_FOUND] Delta table `{lake.location(S.PAGES_TABLE)}` doesn't exist.")
+    with pytest.raises(ConcurrentTableCreationException) as raised:
+        raise_if_created_concurrently(lake, (S.PAGES_TABLE, S.LINKS_TABLE), not_found)
+    assert is_delta_conflict(raised.value) and raised.value.__cause__ is not_found
+
+    missing = RuntimeError(f"[DELTA_TABLE_NOT_FOUND] Delta table `{lake.location('frontier')}` doesn't exist.")
+    raise_if_created_concurrently(lake, (S.PAGES_TABLE, "frontier"), missing)
+    raise_if_created_concurrently(lake, (S.PAGES_TABLE,), ValueError("pages` doesn't exist"))
+
+
 def test_config_rejects_no_attempts():
     from linkgraph.config import ConfigError
 

@@ -293,18 +293,14 @@ def batch_pages(links: DataFrame) -> DataFrame:
     )
 
 
-def batch_urls(links: DataFrame) -> DataFrame:
-    """``url``: each canonical URL at either end of the batch's links, once."""
-    return links.select(F.col(SRC_URL).alias(S.URL)).union(links.select(F.col(DST_URL).alias(S.URL))).distinct()
-
-
 def pages_with_ids(pages_batch: DataFrame, existing_pages: DataFrame, first_id: int) -> DataFrame:
     """The pages of the batch in the ``pages`` schema: a URL already in ``existing_pages`` with its
     stored id and key, a new one numbered from ``first_id`` in ``url_key`` order (host reversed).
 
     One lookup join against ``existing_pages``' (url, page_id, url_key) and one numbering of the
     batch's pages, the new ones first (so their ids are dense), the known ones after them (their
-    numbers then replaced by the stored ids).  ``first_id`` must exceed every stored id.
+    numbers then replaced by the stored ids).  ``first_id`` must exceed every stored id.  (The
+    ``url_key`` UDF runs for the known pages too: Spark evaluates a Python UDF for every row.)
     """
     looked_up = pages_batch.join(
         existing_pages.select(S.URL, F.col(S.PAGE_ID).alias("_stored_id"), F.col(S.URL_KEY).alias("_stored_key")),
