@@ -14,6 +14,7 @@ from typing import NamedTuple
 import pytest
 from hypothesis import settings
 
+import preparations
 from linkgraph.config import TINY_DATA_SPARK_CONF
 
 # One fixed profile, so that one run's verdict is every run's: examples are derived from each
@@ -143,13 +144,58 @@ def sample_lake(spark, tmp_path_factory) -> SampleLake:
     return SampleLake(edges, root / "lake", printed.getvalue())
 
 
-@pytest.fixture(scope="session")
-def dist_dir(tmp_path_factory) -> Path:
-    """``make dist`` into a temporary directory: the wheel and the ``--py-files`` zip."""
+def make_dist() -> Path:
+    """``make dist`` into a fresh directory: the wheel and the ``--py-files`` zip."""
     import subprocess
 
-    out = tmp_path_factory.mktemp("dist")
+    out = preparations.workdir("dist")
     repo = Path(__file__).resolve().parents[1]
     subprocess.run(["make", "-C", str(repo), "dist", f"DIST={out}", f"PYTHON={sys.executable}"],
                    check=True, capture_output=True, timeout=600)
     return out
+
+
+def probe_dagbag() -> dict:
+    from test_airflow_dag import probe_dagbag as probe
+
+    return probe(preparations.workdir("airflow"))
+
+
+# fixture -> its preparation, started in the background once the session's tests are known
+# (tests/preparations.py); the tests that use one run after all others
+BACKGROUND_FIXTURES = {"dist_dir": make_dist, "dagbag_report": probe_dagbag}
+
+
+@pytest.fixture(scope="session")
+def dist_dir() -> Path:
+    """The output of ``make dist`` (started in the background): the wheel and the ``--py-files`` zip."""
+    return preparations.result("dist_dir", make_dist)
+
+
+@pytest.fixture(scope="session")
+def dagbag_report() -> dict:
+    """What ``tests/airflow_dagbag_probe.py`` found in Airflow's DagBag (started in the background)."""
+    return preparations.result("dagbag_report", probe_dagbag)
+
+
+def _uses_background_fixture(item: pytest.Item) -> bool:
+    return any(name in BACKGROUND_FIXTURES for name in getattr(item, "fixturenames", ()))
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Whole modules with a test that waits for a background preparation go last, in their order."""
+    waiting = {item.nodeid.split("::")[0] for item in items if _uses_background_fixture(item)}
+    items.sort(key=lambda item: item.nodeid.split("::")[0] in waiting)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    if session.config.option.collectonly:
+        return
+    wanted = {name for item in session.items for name in getattr(item, "fixturenames", ())}
+    for name, prepare in BACKGROUND_FIXTURES.items():
+        if name in wanted:
+            preparations.start(name, prepare)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    preparations.shutdown()

@@ -42,11 +42,15 @@ AIRFLOW_REQUIREMENTS = REPO / "jobs" / "airflow" / "requirements.txt"
 def ensure_airflow_venv() -> Path:
     """Airflow's own environment: ``LINKGRAPH_AIRFLOW_PYTHON`` when set, else ``.venv-airflow``,
     (re)built from ``jobs/airflow/requirements.txt`` only when it is missing or was built from
-    other requirements (their SHA-256 is kept in ``.venv-airflow/requirements.sha256``)."""
+    other requirements (their SHA-256 is kept in ``.venv-airflow/requirements.sha256``).
+
+    Built with uv (a dev dependency): about 300 packages, which pip resolved and installed in
+    5-7 minutes on a fresh 2-core machine and uv in about 15 seconds."""
     if "LINKGRAPH_AIRFLOW_PYTHON" in os.environ:
         return AIRFLOW_PYTHON
     import hashlib
     import shutil
+    import sys
 
     venv = REPO / ".venv-airflow"
     stamp = venv / "requirements.sha256"
@@ -54,17 +58,18 @@ def ensure_airflow_venv() -> Path:
     if AIRFLOW_PYTHON.is_file() and stamp.is_file() and stamp.read_text().strip() == wanted:
         return AIRFLOW_PYTHON
     shutil.rmtree(venv, ignore_errors=True)
-    subprocess.run(["python3", "-m", "venv", str(venv)], check=True, timeout=300)
-    subprocess.run([str(AIRFLOW_PYTHON), "-m", "pip", "install", "-q", "-r", str(AIRFLOW_REQUIREMENTS)],
+    uv = [sys.executable, "-m", "uv"]
+    subprocess.run([*uv, "venv", "--quiet", "--python", "python3", str(venv)], check=True, timeout=300)
+    subprocess.run([*uv, "pip", "install", "--quiet", "--python", str(AIRFLOW_PYTHON), "-r", str(AIRFLOW_REQUIREMENTS)],
                    check=True, timeout=1200)
     stamp.write_text(wanted + "\n")
     return AIRFLOW_PYTHON
 
 
-@pytest.fixture(scope="module")
-def dagbag_report(tmp_path_factory) -> dict:
+def probe_dagbag(work: Path) -> dict:
+    """Airflow's environment (built if needed), then the probe's report on the DAGs and on a bad
+    DAG file; ``work`` holds ``AIRFLOW_HOME``.  The ``dagbag_report`` fixture (conftest.py)."""
     ensure_airflow_venv()
-    work = tmp_path_factory.mktemp("airflow")
     bad = work / "bad-dags"
     bad.mkdir()
     (bad / "bad_dag.py").write_text(LOOKUP_AT_PARSE_TIME)
