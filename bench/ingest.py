@@ -155,10 +155,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-file-mb", type=int, default=0,
                         help="--incremental: OPTIMIZE's target file size (0: Delta's default)")
     parser.add_argument("--workdir", help="scratch directory (default: a temporary one, removed afterwards)")
+    parser.add_argument("--driver-memory", default="2g", help="the local[2] session's heap (default: the project's 2g)")
     args = parser.parse_args(argv)
 
     workdir = Path(args.workdir or tempfile.mkdtemp(prefix="linkgraph-bench-ingest-"))
-    config = config_from_dict({"lake": {"path": str(workdir / "lake")}, "spark": {"master": "local[2]"}})
+    config = config_from_dict({"lake": {"path": str(workdir / "lake")}, "spark": {"master": "local[2]", "driver_memory": args.driver_memory}})
     spark = get_spark(config.spark)
     spark.sparkContext.setLogLevel("ERROR")
     if args.max_file_mb:
