@@ -155,11 +155,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-file-mb", type=int, default=0,
                         help="--incremental: OPTIMIZE's target file size (0: Delta's default)")
     parser.add_argument("--workdir", help="scratch directory (default: a temporary one, removed afterwards)")
-    parser.add_argument("--driver-memory", default="2g", help="the local[2] session's heap (default: the project's 2g)")
+    parser.add_argument("--driver-memory", default=None,
+                        help="the local[2] session's heap (default: 2g, 4g from 5M records on)")
+    parser.add_argument("--shuffle-partitions", type=int, default=None,
+                        help="spark.shuffle_partitions (default: the project's 4, 64 from 5M records on)")
     args = parser.parse_args(argv)
 
     workdir = Path(args.workdir or tempfile.mkdtemp(prefix="linkgraph-bench-ingest-"))
-    config = config_from_dict({"lake": {"path": str(workdir / "lake")}, "spark": {"master": "local[2]", "driver_memory": args.driver_memory}})
+    records = args.base_links if args.incremental else args.edges
+    # the local defaults (4 partitions, 2g) suit about a million records; larger inputs need more
+    # of both on one machine (README "Configuration")
+    large = records >= 5_000_000
+    spark_config = {"master": "local[2]", "driver_memory": args.driver_memory or ("4g" if large else "2g"),
+                    "shuffle_partitions": args.shuffle_partitions or (64 if large else 4)}
+    config = config_from_dict({"lake": {"path": str(workdir / "lake")}, "spark": spark_config})
     spark = get_spark(config.spark)
     spark.sparkContext.setLogLevel("ERROR")
     if args.max_file_mb:

@@ -26,9 +26,6 @@ LOCAL_SPARK_CONF = {
     "spark.default.parallelism": "4",
     "spark.ui.showConsoleProgress": "false",
     "spark.sql.adaptive.enabled": "true",
-    # a shuffle starts with 64 partitions and AQE coalesces them to ~64 MB each (or to the cores):
-    # the few partitions a small input needs, and no task holding a quarter of a 10M-record ingest
-    "spark.sql.adaptive.coalescePartitions.initialPartitionNum": "64",
     "spark.databricks.delta.snapshotPartitions": "2",
     "spark.databricks.delta.autoCompact.enabled": "false",
 }
