@@ -169,13 +169,13 @@ BACKGROUND_FIXTURES = {"dist_dir": make_dist, "dagbag_report": probe_dagbag}
 @pytest.fixture(scope="session")
 def dist_dir() -> Path:
     """The output of ``make dist`` (started in the background): the wheel and the ``--py-files`` zip."""
-    return preparations.result("dist_dir", make_dist)
+    return preparations.result("dist_dir", BACKGROUND_FIXTURES["dist_dir"])
 
 
 @pytest.fixture(scope="session")
 def dagbag_report() -> dict:
     """What ``tests/airflow_dagbag_probe.py`` found in Airflow's DagBag (started in the background)."""
-    return preparations.result("dagbag_report", probe_dagbag)
+    return preparations.result("dagbag_report", BACKGROUND_FIXTURES["dagbag_report"])
 
 
 def _uses_background_fixture(item: pytest.Item) -> bool:
@@ -184,8 +184,11 @@ def _uses_background_fixture(item: pytest.Item) -> bool:
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     """Whole modules with a test that waits for a background preparation go last, in their order."""
-    waiting = {item.nodeid.split("::")[0] for item in items if _uses_background_fixture(item)}
-    items.sort(key=lambda item: item.nodeid.split("::")[0] in waiting)
+    def module(item: pytest.Item) -> str:
+        return item.nodeid.split("::")[0]
+
+    waiting = {module(item) for item in items if _uses_background_fixture(item)}
+    items.sort(key=lambda item: module(item) in waiting)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

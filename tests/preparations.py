@@ -44,7 +44,8 @@ def result(name: str, prepare: Callable[[], Any]) -> Any:
 
 
 def shutdown() -> None:
-    """Wait for what is still running, then remove the preparations' directories."""
-    _pool.shutdown(wait=True)
+    """Drop what has not started (a session that stopped early), wait for what is running, then
+    remove the preparations' directories."""
+    _pool.shutdown(wait=True, cancel_futures=True)
     if _workdir is not None:
         shutil.rmtree(_workdir, ignore_errors=True)

@@ -45,7 +45,7 @@ def ensure_airflow_venv() -> Path:
     other requirements (their SHA-256 is kept in ``.venv-airflow/requirements.sha256``).
 
     Built with uv (a dev dependency): about 300 packages, which pip resolved and installed in
-    5-7 minutes on a fresh 2-core machine and uv in about 15 seconds."""
+    5-7 minutes on a fresh 2-core machine and uv in about 25 seconds (cold cache)."""
     if "LINKGRAPH_AIRFLOW_PYTHON" in os.environ:
         return AIRFLOW_PYTHON
     import hashlib
