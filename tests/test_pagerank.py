@@ -300,6 +300,36 @@ def test_forced_block_counts_give_identical_ranks(spark):
     assert np.abs(ranks[8] - ranks[1]).max() <= 1e-12
 
 
+def _tasks_run(spark, group: str) -> int:
+    """Tasks completed by the jobs of ``group`` (a stage shared by several jobs counted once)."""
+    tracker = spark.sparkContext.statusTracker()
+    stages = {s for job in tracker.getJobIdsForGroup(group) for s in tracker.getJobInfo(job).stageIds}
+    return sum(info.numCompletedTasks for info in map(tracker.getStageInfo, stages) if info is not None)
+
+
+def test_an_iteration_is_one_stage_of_one_task_per_block(spark):
+    """Distributed, B = 3, no lineage checkpoint: three more iterations run exactly 3 × B more
+    tasks (one stage of one task per block per iteration; no stage that only reads the shuffle
+    back), and the ranks are those of the power iteration."""
+    n, edges = host_graph()
+    graph = rank_graph(spark, n, edges)
+    tasks = {}
+    for max_iter in (3, 6):
+        group = f"linkgraph-test-iteration-stages-{max_iter}"
+        spark.sparkContext.setJobGroup(group, "tasks per iteration")
+        try:
+            result = BlockEngine(spark, RankParams(tol=1e-300, max_iter=max_iter, blocks=3, single_task=False,
+                                                   lineage_every=0, checkpoint_every=0)).run(graph)
+            ranks = as_matrix(result, n)[0]
+        finally:
+            for key in ("spark.jobGroup.id", "spark.job.description"):
+                spark.sparkContext.setLocalProperty(key, None)
+        assert result.blocks == 3 and result.iterations == max_iter
+        assert np.abs(ranks - power_iteration(n, edges, tol=1e-300, max_iter=max_iter)[0]).max() < 1e-12
+        tasks[max_iter] = _tasks_run(spark, group)
+    assert tasks[6] - tasks[3] == 3 * 3, tasks
+
+
 def test_byte_budget_cuts_blocks_and_bounds_every_value(spark):
     n, edges = host_graph(n_hosts=10, pages=10)
     graph = rank_graph(spark, n, edges)

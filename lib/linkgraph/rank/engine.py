@@ -27,14 +27,15 @@ they are summed with the teleport and dangling terms.  The bytes shuffled per it
 most 12 · (distinct (source block, destination page) pairs) · K before compression (rows as
 gaps, arrays byte plane by byte plane: compressed, ~8 bytes per entry), plus Spark's framing of
 each non-empty (source block, destination block) shuffle segment (≈ 71 bytes, measured:
-negligible unless a block pair carries only a few links).  An iteration is one job of two stages
-with one Python pass per task in each: the combine tasks report their block's L1 change and
-dangling mass through an accumulator, and the job's action is a JVM-side count of the cached
-blocks.  Every ``lineage_every``
-iterations the rank RDD is checkpointed reliably (the session's checkpoint directory; a local
-checkpoint only when none is set), so a lost executor costs at most that many iterations of
-recomputation, never the run; every ``checkpoint_every`` iterations the rank state is also
-written to the state store (Delta ``rank_state``), which is what a killed run resumes from.
+negligible unless a block pair carries only a few links).  An iteration is one stage of B
+tasks with one Python pass each: a task sums the partials sent to its block, reports the block's
+L1 change and dangling mass through an accumulator and writes its new partials to the next
+shuffle (the stage is run as a shuffle-map stage alone; the next iteration's tasks read its
+files).  Every ``lineage_every`` iterations the rank RDD is cached and checkpointed reliably (the
+session's checkpoint directory; a local checkpoint only when none is set), so a lost executor
+costs at most that many iterations of recomputation, never the run; every ``checkpoint_every``
+iterations the rank state is also written to the state store (Delta ``rank_state``), which is
+what a killed run resumes from.
 K personalisation vectors are processed in passes of at most ``MAX_VECTOR_CHUNK`` vectors (one
 pass when the whole graph is solved in one task), sharing the packed links.
 
@@ -536,10 +537,13 @@ class BlockEngine:
             iteration += 1
             previous = carried
             carried, stats = self._iterate(plan, edges, dangling, tele, carried, dangling_mass, active, n, vectors)
-            carried = carried.persist(StorageLevel.MEMORY_AND_DISK)
             if params.lineage_every and iteration % params.lineage_every == 0:
+                carried = carried.persist(StorageLevel.MEMORY_AND_DISK)
                 self._cut_lineage(carried)
-            l1, dangling_mass = self._stats(carried, stats, plan.n_blocks)
+                carried._jrdd.count()   # computes, caches and checkpoints the blocks
+            else:
+                _run_shuffle_map_stage(carried)
+            l1, dangling_mass = self._stats(stats, plan.n_blocks)
             previous.unpersist()
             ranks.unpersist()
             ranks = _rank_blocks_of(carried)
@@ -668,12 +672,10 @@ class BlockEngine:
         return np.sum([_f64(r) for r in rows], axis=0) if rows else np.zeros(n_vectors)
 
     @staticmethod
-    def _stats(ranks: RDD, stats: Accumulator, n_blocks: int) -> tuple[np.ndarray, np.ndarray]:
-        """Compute (and cache) the new rank blocks in one job and return the L1 change and the
-        dangling mass summed over the blocks.  The job is a JVM-side count of the cached RDD:
+    def _stats(stats: Accumulator, n_blocks: int) -> tuple[np.ndarray, np.ndarray]:
+        """The L1 change and the dangling mass of the iteration just run, summed over the blocks:
         every statistic came back with the combine tasks (the ``stats`` accumulator), so no
         Python pass reads the blocks again and nothing but B × 2K numbers reaches the driver."""
-        ranks._jrdd.count()
         per_block = stats.value
         stats.value = {}    # the driver keeps every accumulator registered: keep only an empty one
         assert len(per_block) == n_blocks, f"statistics of {len(per_block)} of {n_blocks} blocks"
@@ -762,6 +764,22 @@ def _spreader(starts, n_vectors: int) -> Callable[[int, Iterable], Iterator]:
             yield db, _encode_partial(rows, partial)
 
     return spread
+
+
+def _run_shuffle_map_stage(shuffled: RDD) -> None:
+    """Run the stage that writes the shuffle ``shuffled`` reads (the block tasks of an iteration)
+    and nothing after it: the next iteration's block tasks read the shuffle files directly, so an
+    iteration is one stage of B tasks.  An action on ``shuffled`` itself would add a stage of B
+    more tasks that only read the shuffle back (and cache it).  ``SparkContext.submitMapStage`` is
+    what adaptive query execution runs its stages with; its outputs stay registered with the map
+    output tracker, and a lost executor's are recomputed from the lineage like any others."""
+    rdd = shuffled._jrdd.rdd()
+    while True:
+        dependency = rdd.dependencies().head()
+        if dependency.getClass().getSimpleName() == "ShuffleDependency":
+            break
+        rdd = dependency.rdd()
+    shuffled.ctx._jsc.sc().submitMapStage(dependency).get()
 
 
 def _rank_blocks_of(carried: RDD) -> RDD:
