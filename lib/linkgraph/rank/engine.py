@@ -538,9 +538,7 @@ class BlockEngine:
             previous = carried
             carried, stats = self._iterate(plan, edges, dangling, tele, carried, dangling_mass, active, n, vectors)
             if params.lineage_every and iteration % params.lineage_every == 0:
-                carried = carried.persist(StorageLevel.MEMORY_AND_DISK)
-                self._cut_lineage(carried)
-                carried._jrdd.count()   # computes, caches and checkpoints the blocks
+                carried = self._cut_lineage(carried)
             else:
                 _run_shuffle_map_stage(carried)
             l1, dangling_mass = self._stats(stats, plan.n_blocks)
@@ -569,13 +567,16 @@ class BlockEngine:
             blocks=plan.n_blocks,
         )
 
-    def _cut_lineage(self, rdd: RDD) -> None:
-        """Reliable checkpoint (survives a lost executor) when the session has a checkpoint
-        directory, else a local one.  Call before the RDD's next action."""
+    def _cut_lineage(self, rdd: RDD) -> RDD:
+        """``rdd`` computed, cached and checkpointed in one job (a JVM-side count): reliably (it
+        survives a lost executor) when the session has a checkpoint directory, else locally."""
+        rdd = rdd.persist(StorageLevel.MEMORY_AND_DISK)
         if self.spark.sparkContext._jsc.sc().getCheckpointDir().isDefined():
             rdd.checkpoint()
         else:
             rdd.localCheckpoint()
+        rdd._jrdd.count()
+        return rdd
 
     def _rank_frame(self, ranks: RDD) -> DataFrame:
         return self.spark.createDataFrame(ranks.map(lambda kv: (kv[0], kv[1][1], kv[1][2], kv[1][3])), RANK_BLOCK)
