@@ -6,13 +6,16 @@ forward bits per link of the link codec.
 
 Page ids are given in ``url_key`` order batch by batch, so after incremental ingests a host's
 pages are spread over id ranges.  Three orders are measured: page ids of the graph ingested at
-once (the reference), page ids after ``--batches`` ingests of random hosts, and the host order
-(``linkgraph.ids.host_order``, what ``rank.graph.vertex_index`` uses) after those ingests.
+once (the reference), page ids after ``--batches`` ingests of random hosts, and the orders the
+project uses after those ingests: the host order of the rank engine (``linkgraph.ids.host_order``,
+what ``rank.graph.vertex_index`` uses) for the intra-block fraction, the compression's vertex order
+(``compress.build.vertex_order``: the linked pages in the same order) for the bits.
 ``--blocks`` equal vertex ranges stand for the rank engine's blocks (at this size the engine
 itself would use one); bits per link are those of ``compress.build.encode_blocks`` (forward
-direction, default codec settings) over the links renumbered in each order.  Ends with
-``order_decay_intra=X`` and ``order_decay_bits=Y``: host order after the batches over the
-reference (1.00 = no decay).
+direction, default codec settings) over the links renumbered in each order.  Without
+``--ids-only``, ``linkgraph compress`` then runs on both lakes and the bits are those of its
+``links_compressed_forward`` tables.  Ends with ``order_decay_intra=X`` and ``order_decay_bits=Y``:
+after the batches over the reference (1.00 = no decay).
 
 ``--ids-only`` skips the Delta writes: the batches go through ingest's own transforms
 (``validate_edges``, ``split_duplicates``, ``batch_pages``, ``new_pages_with_ids``,
@@ -39,7 +42,7 @@ from linkgraph.compress import build as CB
 from linkgraph.config import CompressConfig, IngestConfig, config_from_dict
 from linkgraph.ids import host_order
 from linkgraph.io.delta import Lake
-from linkgraph.pipeline import ingest_step
+from linkgraph.pipeline import compress_step, ingest_step
 from linkgraph.rows import one_row
 from linkgraph.session import get_spark, use_checkpoint_dir
 
@@ -65,21 +68,25 @@ def measure(links: DataFrame, order: DataFrame, n: int, blocks: int) -> tuple[fl
     return float(intra), int(bits) / int(count)
 
 
-def report(once: tuple[DataFrame, DataFrame], batched: tuple[DataFrame, DataFrame], blocks: int) -> None:
+def report(once: tuple[DataFrame, DataFrame], batched: tuple[DataFrame, DataFrame], blocks: int) -> tuple[float, float]:
+    """Prints the three orders' figures; returns (intra, bits) of the project's orders after the
+    batches over the reference."""
     results = {}
     for name, (pages, links), ordering in (("at once, page ids", once, "ids"), ("batches, page ids", batched, "ids"),
                                             ("batches, host order", batched, "host")):
         n = pages.count()
-        order = (host_order(pages, POSITION) if ordering == "host"
-                 else pages.select(S.PAGE_ID, F.col(S.PAGE_ID).alias(POSITION)))
-        results[name] = measure(links, order, n, blocks)
+        if ordering == "host":
+            intra = measure(links, host_order(pages, POSITION), n, blocks)[0]
+            bits = measure(links, CB.vertex_order(links, pages), n, blocks)[1]
+            results[name] = (intra, bits)
+        else:
+            results[name] = measure(links, pages.select(S.PAGE_ID, F.col(S.PAGE_ID).alias(POSITION)), n, blocks)
         print(f"{name:22s}: intra-block links {results[name][0]:.4f}, forward bits/link {results[name][1]:.3f} "
               f"({n} pages, {blocks} blocks)", flush=True)
     reference, decayed, host = (results[k] for k in ("at once, page ids", "batches, page ids", "batches, host order"))
     print(f"page-id order after batches / at once: intra {decayed[0] / reference[0]:.3f}, "
           f"bits {decayed[1] / reference[1]:.3f}")
-    print(f"order_decay_intra={host[0] / reference[0]:.3f}")
-    print(f"order_decay_bits={host[1] / reference[1]:.3f}")
+    return host[0] / reference[0], host[1] / reference[1]
 
 
 def numbered_in_batches(spark: SparkSession, source: str, batches: int) -> dict[str, tuple[DataFrame, DataFrame]]:
@@ -118,7 +125,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.ids_only:
             use_checkpoint_dir(spark, str(workdir / "checkpoints"))
             graphs = numbered_in_batches(spark, source, args.batches)
-            report(graphs["once"], graphs["batched"], args.blocks)
+            intra, bits = report(graphs["once"], graphs["batched"], args.blocks)
+            print(f"order_decay_intra={intra:.3f}")
+            print(f"order_decay_bits={bits:.3f}")
             return 0
         edges = spark.read.parquet(source)
         host = F.regexp_extract("from_url", r"^http://www\.host(\d+)\.com/", 1)
@@ -139,7 +148,14 @@ def main(argv: list[str] | None = None) -> int:
         for name, config in (("once", once), ("batched", batched)):
             lake = Lake(spark, config.lake)
             graphs[name] = (lake.read(S.PAGES_TABLE), lake.read(S.LINKS_TABLE))
-        report(graphs["once"], graphs["batched"], args.blocks)
+        intra, _ = report(graphs["once"], graphs["batched"], args.blocks)
+        forward = {}
+        for name, config in (("once", once), ("batched", batched)):
+            compressed = compress_step(spark, config)
+            forward[name] = compressed.bits_per_link(compressed.forward_bits)
+            print(f"linkgraph compress, ingested {name}: {compressed.summary()}", flush=True)
+        print(f"order_decay_intra={intra:.3f}")
+        print(f"order_decay_bits={forward['batched'] / forward['once']:.3f}")
     finally:
         spark.stop()
         if not args.workdir:

@@ -370,7 +370,8 @@ def main(argv: list[str] | None = None) -> int:
             m = measure("compress", size, lambda r: n_links, lambda: compress_step(spark, config), spark, shuffle,
                         [workdir / f"ids-{size}" / t for t in (S.LINKS_COMPRESSED_FORWARD_TABLE,
                                                              S.LINKS_COMPRESSED_REVERSE_TABLE,
-                                                             S.LINKS_COMPRESSED_OFFSETS_TABLE)])
+                                                             S.LINKS_COMPRESSED_OFFSETS_TABLE,
+                                                             S.LINKS_COMPRESSED_ORDER_TABLE)])
             results.setdefault("compress", []).append(m)
             print(f"links table: {dir_bytes(workdir / f'ids-{size}' / S.LINKS_TABLE) / n_links:.2f} bytes per edge "
                   f"(src_id, dst_id, null columns; Parquet snappy)", flush=True)

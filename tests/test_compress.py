@@ -283,7 +283,8 @@ def test_compress_cli_builds_idempotent_tables_and_rejects_unencodable_ids(spark
         assert index.has_link(4, 5) and not index.has_link(5, 4) and not index.has_link(3, 0)
         assert index.out_links(0).dtype == np.int64
 
-    tables = (S.LINKS_COMPRESSED_FORWARD_TABLE, S.LINKS_COMPRESSED_REVERSE_TABLE, S.LINKS_COMPRESSED_OFFSETS_TABLE)
+    tables = (S.LINKS_COMPRESSED_FORWARD_TABLE, S.LINKS_COMPRESSED_REVERSE_TABLE, S.LINKS_COMPRESSED_OFFSETS_TABLE,
+              S.LINKS_COMPRESSED_ORDER_TABLE)
     versions = {t: lake.version(t) for t in tables}
     again = compress_step(spark, config)
     assert again.tables_written == [] and {t: lake.version(t) for t in tables} == versions
@@ -303,7 +304,10 @@ def test_compress_config_rejects_bad_values():
 def test_blocks_cut_by_arcs_and_a_lookup_reads_one_block(spark, tmp_path):
     """block_size 8, block_max_arcs 3: nodes 0..5 with 1, 1, 5, 1, 2, 1 out-links make the blocks
     {0, 1}, {2} (a list of 3+ arcs alone), {3, 4}, {5}: arcs of smaller ids before each node 0, 1,
-    2, 7, 8, 10 -> keys 0, 0, 1, 4, 4, 6.  One lookup then reads one block file and one offsets file."""
+    2, 7, 8, 10 -> keys 0, 0, 1, 4, 4, 6.  (Without a pages table the vertex order is the page id
+    order of the linked pages: pages 0..5 and 9..14 are vertices 0..11.)  One lookup then reads the
+    order chunk of the page, one block file, one offsets file and the order chunks of the answer
+    (chunks of 8 vertices: two for page 2's out-links, pages 10..14 = vertices 7..11)."""
     from linkgraph import schemas as S
     from linkgraph.compress.build import arcs_by_block
     from linkgraph.config import config_from_dict
@@ -328,8 +332,10 @@ def test_blocks_cut_by_arcs_and_a_lookup_reads_one_block(spark, tmp_path):
         lazy = ConnectivityIndex.open(lake_dir)
         assert lazy.out_links(page).tolist() == full.out_links(page).tolist() == arcs.get(page, [])
         if page in arcs:   # the page's block and its offsets: one file each, of 4 + 8 files
-            assert [Path(f).parent.name for f in lazy.files_read] == [S.LINKS_COMPRESSED_FORWARD_TABLE,
-                                                                      S.LINKS_COMPRESSED_OFFSETS_TABLE]
+            answer_chunks = {(d if d < 6 else d - 3) // 8 for d in arcs[page]}
+            assert [Path(f).parent.name for f in lazy.files_read] == [
+                S.LINKS_COMPRESSED_ORDER_TABLE, S.LINKS_COMPRESSED_FORWARD_TABLE, S.LINKS_COMPRESSED_OFFSETS_TABLE,
+                *[S.LINKS_COMPRESSED_ORDER_TABLE] * len(answer_chunks)]
     lazy = ConnectivityIndex.open(lake)
     assert lazy.in_links(9).tolist() == [0, 1, 3, 4] and lazy.in_links(2).tolist() == [5]
     assert lazy.in_links(15).tolist() == [] and lazy.out_degree(2) == 5
@@ -359,9 +365,14 @@ print(json.dumps({"code": code, "out": out.getvalue().split(), "files": read,
 
 def test_links_compressed_reads_one_block_per_direction_without_pyspark(spark, tmp_path):
     """``linkgraph links --compressed`` in a fresh process: no pyspark, py4j or pandas module is imported;
-    the Parquet files read are pages files, then the one block file of the asked direction and the
-    one offsets file of that block (of 3 blocks per direction, 6 offsets files).  With deletion
-    vectors in ``pages`` (a deleted page's row still in its file) the answer is read without Spark too."""
+    the Parquet files read are pages files, then the order chunk of the page, the one block file of
+    the asked direction, the one offsets file of that block (of 3 blocks per direction, 6 offsets
+    files) and the order chunks of the answer's positions.  With deletion vectors in ``pages`` (a
+    deleted page's row still in its file) the answer is read without Spark too.
+
+    The vertices are the 10 linked pages in url_key order: pages 0, 1, 2, 3 | 5, 6, 7, 10 | 11, 9
+    (``p10`` < ``p11`` < ``p9``), in order chunks of 4 positions.  The in-links of page 5 (vertex
+    4) are vertices 0, 1, 8, 9 (chunks 1 and 3), its out-links vertices 0, 7 (chunks 1 and 2)."""
     import json
     import subprocess
     import sys
@@ -397,10 +408,13 @@ def test_links_compressed_reads_one_block_per_direction_without_pyspark(spark, t
 
     answer = lookup("in", url(5), "--compressed")
     assert (answer["code"], answer["out"], answer["pyspark"]) == (0, [url(0), url(1), url(9), url(11)], [])
-    assert tables(answer["files"]) == [S.LINKS_COMPRESSED_REVERSE_TABLE, S.LINKS_COMPRESSED_OFFSETS_TABLE]
+    order = S.LINKS_COMPRESSED_ORDER_TABLE
+    assert tables(answer["files"]) == [order, S.LINKS_COMPRESSED_REVERSE_TABLE, S.LINKS_COMPRESSED_OFFSETS_TABLE,
+                                       order, order]
     answer = lookup("out", url(5), "--compressed")
     assert (answer["code"], answer["out"], answer["pyspark"]) == (0, [url(0), url(10)], [])
-    assert tables(answer["files"]) == [S.LINKS_COMPRESSED_FORWARD_TABLE, S.LINKS_COMPRESSED_OFFSETS_TABLE]
+    assert tables(answer["files"]) == [order, S.LINKS_COMPRESSED_FORWARD_TABLE, S.LINKS_COMPRESSED_OFFSETS_TABLE,
+                                       order, order]
     assert main(["links", "out", "http://nowhere.example.com/", "--compressed", "--lake", str(lake_dir)]) == 2
 
     pages = lake.location(S.PAGES_TABLE)
@@ -413,6 +427,34 @@ def test_links_compressed_reads_one_block_per_direction_without_pyspark(spark, t
     assert directory.page_id(url(5)) == 5 and directory.urls([0, 1, 9]) == {0: url(0), 9: url(9)}
     answer = lookup("in", url(5), "--compressed")
     assert (answer["code"], answer["out"], answer["pyspark"]) == (0, [url(0), "None", url(9), url(11)], [])
+
+
+def test_vertex_order_is_the_host_order_whatever_the_page_ids(spark):
+    """The same 9 pages numbered in host order (one ingest) and as three ingests of random hosts
+    would number them: both give the vertices in url_key order, so the encoded blocks are the same
+    bytes.  Page 99 has no pages row (no key): after the others.  Page 8 has no link: no vertex."""
+    from linkgraph import schemas as S
+    from linkgraph.compress import build as CB
+    from linkgraph.config import CompressConfig
+
+    keys = ["com.a/1", "com.a/2", "com.a/3", "com.b/1", "com.b/2", "com.c/1", "com.c/2", "com.c/3", "com.d/1"]
+    links_by_key = [(0, 1), (0, 2), (1, 2), (2, 0), (3, 4), (4, 3), (5, 6), (6, 7), (7, 5), (0, 3), (5, 0), (3, 9)]
+    at_once = list(range(9))                 # page id of keys[i]
+    batched = [6, 7, 8, 0, 1, 3, 4, 5, 2]      # hosts c (ids 3-5), b (0-1), a (6-8) in three batches, d last
+    config = CompressConfig(block_size=4)
+    vertex = {**{i: i for i in range(8)}, 9: 8}     # key index -> vertex: keys 0..7, then page 99
+    encoded = {}
+    for name, ids in (("at once", at_once), ("batched", batched)):
+        pages = spark.createDataFrame([(ids[i], keys[i]) for i in range(9)], f"{S.PAGE_ID} long, {S.URL_KEY} string")
+        page = {**dict(enumerate(ids)), 9: 99}
+        links = spark.createDataFrame([(page[s], page[d]) for s, d in links_by_key], f"{S.SRC_ID} long, {S.DST_ID} long")
+        order = CB.vertex_order(links, pages)
+        assert sorted(tuple(r) for r in order.collect()) == sorted((page[i], v) for i, v in vertex.items())
+        vertex_links = CB.in_vertex_order(links, order)
+        assert sorted(tuple(r) for r in vertex_links.collect()) == sorted((vertex[s], vertex[d]) for s, d in links_by_key)
+        blocks = CB.encode_blocks(CB.arcs_by_block(vertex_links, S.FORWARD, 4), config, 1)
+        encoded[name] = sorted((r[S.FIRST_ID], r[S.NODE_COUNT], bytes(r[S.DATA])) for r in blocks.collect())
+    assert encoded["at once"] == encoded["batched"] and len(encoded["at once"]) == 2   # vertices 0-3, 4-7
 
 
 def test_arc_blocks_stay_bounded_around_adjacent_hubs(spark):

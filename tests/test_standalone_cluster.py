@@ -53,7 +53,7 @@ RANK_RUN_COLUMNS = ["engine", "damping", "tol", "max_iter", "vectors", "graph_ve
                     "iterations", "converged", "vector_iterations"]
 # compared with no tolerance: everything but floating-point results of iterations
 EXACT_TABLES = (S.PAGES_TABLE, S.LINKS_TABLE, S.REJECTS_TABLE, S.LINKS_COMPRESSED_FORWARD_TABLE,
-                S.LINKS_COMPRESSED_REVERSE_TABLE, S.LINKS_COMPRESSED_OFFSETS_TABLE)
+                S.LINKS_COMPRESSED_REVERSE_TABLE, S.LINKS_COMPRESSED_OFFSETS_TABLE, S.LINKS_COMPRESSED_ORDER_TABLE)
 # what `linkgraph run --input` writes at least: page flags need no seeds; seed scores and the
 # frontier do, and none are configured here
 EXPECTED_TABLES = {*EXACT_TABLES, S.PAGERANK_TABLE, S.RANK_RUNS_TABLE, *ANALYSIS_TABLES, S.PAGE_FLAGS_TABLE}

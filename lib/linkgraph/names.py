@@ -27,22 +27,32 @@ DATA = "data"
 OFFSETS = "offsets"
 DIRECTION = "direction"
 LINKS_VERSION = "links_version"
+PAGES_VERSION = "pages_version"
 BLOCK_SIZE = "block_size"
 WINDOW_SIZE = "window_size"
 MAX_REF_COUNT = "max_ref_count"
 MIN_INTERVAL_LENGTH = "min_interval_length"
 RESIDUAL_CODE = "residual_code"
 BLOCK_MAX_ARCS = "block_max_arcs"
+VERTEX_ORDER = "vertex_order"
+KIND = "kind"
 FORWARD = "forward"
 REVERSE = "reverse"
 
 # What a compressed table was built from and how: equal in every row of one build.
 COMPRESSION_BUILD_COLUMNS = (LINKS_VERSION, BLOCK_SIZE, WINDOW_SIZE, MAX_REF_COUNT, MIN_INTERVAL_LENGTH, RESIDUAL_CODE,
-                             BLOCK_MAX_ARCS)
+                             BLOCK_MAX_ARCS, VERTEX_ORDER, PAGES_VERSION)
+# How the compressed graph numbers its vertices (the `vertex_order` build column): positions 0..m-1
+# of the linked pages in `url_key` order (`linkgraph.ids.host_order`), never the page ids.
+URL_KEY_ORDER = "url_key"
+# The kinds of `links_compressed_order` rows: page ids -> positions, positions -> page ids.
+PAGE_TO_POSITION = "page_to_position"
+POSITION_TO_PAGE = "position_to_page"
 
 LINKS_COMPRESSED_FORWARD_TABLE = "links_compressed_forward"
 LINKS_COMPRESSED_REVERSE_TABLE = "links_compressed_reverse"
 LINKS_COMPRESSED_OFFSETS_TABLE = "links_compressed_offsets"
+LINKS_COMPRESSED_ORDER_TABLE = "links_compressed_order"
 
 # --- input formats (linkgraph.readers.FORMATS, the same tuple; the CLI's --format choices) ------
 INPUT_FORMATS: tuple[str, ...] = ("parquet", "jsonl", "csv", "arcs", "dat", "gml", "warc", "wat", "ccgraph")

@@ -32,19 +32,26 @@ DATA = _names.DATA
 DIRECTION = _names.DIRECTION
 FIRST_ID = _names.FIRST_ID
 FORWARD = _names.FORWARD
+KIND = _names.KIND
 LINKS_COMPRESSED_FORWARD_TABLE = _names.LINKS_COMPRESSED_FORWARD_TABLE
 LINKS_COMPRESSED_OFFSETS_TABLE = _names.LINKS_COMPRESSED_OFFSETS_TABLE
+LINKS_COMPRESSED_ORDER_TABLE = _names.LINKS_COMPRESSED_ORDER_TABLE
 LINKS_COMPRESSED_REVERSE_TABLE = _names.LINKS_COMPRESSED_REVERSE_TABLE
 LINKS_VERSION = _names.LINKS_VERSION
+PAGES_VERSION = _names.PAGES_VERSION
 MAX_REF_COUNT = _names.MAX_REF_COUNT
 MIN_INTERVAL_LENGTH = _names.MIN_INTERVAL_LENGTH
 NODE_COUNT = _names.NODE_COUNT
 OFFSETS = _names.OFFSETS
 PAGES_TABLE = _names.PAGES_TABLE
 PAGE_ID = _names.PAGE_ID
+PAGE_TO_POSITION = _names.PAGE_TO_POSITION
+POSITION_TO_PAGE = _names.POSITION_TO_PAGE
 RESIDUAL_CODE = _names.RESIDUAL_CODE
 REVERSE = _names.REVERSE
 URL = _names.URL
+URL_KEY_ORDER = _names.URL_KEY_ORDER
+VERTEX_ORDER = _names.VERTEX_ORDER
 WINDOW_SIZE = _names.WINDOW_SIZE
 
 # --- edge record (crawler input) -------------------------------------------------------------
@@ -502,16 +509,23 @@ FRONTIER_TABLE = "frontier"
 
 _COMPRESSION_BUILD_FIELDS = [
     StructField(LINKS_VERSION, LongType(), False),          # Delta version of `links` encoded
-    StructField(BLOCK_SIZE, LongType(), False),             # page ids per block
+    StructField(BLOCK_SIZE, LongType(), False),             # vertex positions per block
     StructField(WINDOW_SIZE, IntegerType(), False),
     StructField(MAX_REF_COUNT, IntegerType(), False),
     StructField(MIN_INTERVAL_LENGTH, IntegerType(), False),
     StructField(RESIDUAL_CODE, StringType(), False),        # gamma | delta | zetaK
     StructField(BLOCK_MAX_ARCS, LongType(), False),         # arcs per block, a longer list alone
+    StructField(VERTEX_ORDER, StringType(), False),         # url_key: vertices are host-order positions
+    StructField(PAGES_VERSION, LongType(), False),          # Delta version of `pages` ordered by (-1: none)
 ]
 
-# One row per block of page ids [first_id, first_id + node_count): the successor lists (forward:
-# dst ids of each src; reverse: src ids of each dst) as one Boldi-Vigna (WebGraph BVGraph) bit
+# The compressed graph's vertices are not page ids but positions 0..m-1 of the m pages with a link,
+# in url_key order (host reversed, then path; pages without a key after them by page id): so a
+# host's pages are neighbours however many ingests numbered them.  `links_compressed_order` maps
+# between the two.
+#
+# One row per block of positions [first_id, first_id + node_count): the successor lists (forward:
+# dst positions of each src; reverse: src positions of each dst) as one Boldi-Vigna (WebGraph BVGraph) bit
 # stream, most significant bit first, `bit_length` bits long.  Blocks are cut by ids and arcs: a
 # block lies within one id range [k * block_size, (k + 1) * block_size) and holds fewer than
 # 2 * block_max_arcs arcs, except a list of block_max_arcs or more, which is alone in its block.
@@ -540,6 +554,23 @@ COMPRESSED_OFFSETS = StructType(
         StructField(NODE_COUNT, LongType(), False),
         StructField(BIT_LENGTH, LongType(), False),
         StructField(OFFSETS, BinaryType(), False),
+        *_COMPRESSION_BUILD_FIELDS,
+    ]
+)
+
+# The vertex order of the compressed graph, in chunks of the key range [first_id, first_id +
+# block_size): `page_to_position` rows list the page ids of the chunk that have a position with
+# their positions, `position_to_page` rows the positions of the chunk with their page ids.  `data`
+# is one bit stream of `node_count` (key, value) pairs: the gap from the previous key (from
+# first_id for the first; minus one after it) and the signed difference from the previous value
+# (from 0 for the first, folded onto the naturals), both gamma-coded.
+COMPRESSED_ORDER = StructType(
+    [
+        StructField(KIND, StringType(), False),             # page_to_position | position_to_page
+        StructField(FIRST_ID, LongType(), False),
+        StructField(NODE_COUNT, LongType(), False),         # pairs in the chunk
+        StructField(BIT_LENGTH, LongType(), False),
+        StructField(DATA, BinaryType(), False),
         *_COMPRESSION_BUILD_FIELDS,
     ]
 )

@@ -264,3 +264,41 @@ def gamma_decode_gaps(words, count):
         total += gap
         out[i] = total
     return out
+
+
+@njit(cache=True)
+def gamma_encode_pairs(keys, values, first_key):
+    """γ-code (key, value) pairs with strictly increasing ``keys >= first_key``: per pair the gap
+    from the previous key (from ``first_key`` for the first, minus one after it) and the signed
+    difference from the previous value (from 0 for the first) folded by ``int2nat``.  Returns
+    (words, bit length)."""
+    n_bits = np.int64(0)
+    prev_key, prev_value = np.int64(first_key) - 1, np.int64(0)
+    for i in range(len(keys)):
+        n_bits += gamma_len(keys[i] - prev_key - 1) + gamma_len(int2nat(values[i] - prev_value))
+        prev_key, prev_value = keys[i], values[i]
+    words = np.zeros((n_bits + 63) // 64 + 2, dtype=np.uint64)
+    pos = np.int64(0)
+    prev_key, prev_value = np.int64(first_key) - 1, np.int64(0)
+    for i in range(len(keys)):
+        pos = write_gamma(words, pos, keys[i] - prev_key - 1)
+        pos = write_gamma(words, pos, int2nat(values[i] - prev_value))
+        prev_key, prev_value = keys[i], values[i]
+    return words, n_bits
+
+
+@njit(cache=True)
+def gamma_decode_pairs(words, count, first_key):
+    """Inverse of ``gamma_encode_pairs``: (keys, values), ``count`` of each."""
+    keys = np.empty(count, dtype=np.int64)
+    values = np.empty(count, dtype=np.int64)
+    pos = np.int64(0)
+    key, value = np.int64(first_key) - 1, np.int64(0)
+    for i in range(count):
+        gap, pos = read_gamma(words, pos)
+        folded, pos = read_gamma(words, pos)
+        key += gap + 1
+        value += nat2int(folded)
+        keys[i] = key
+        values[i] = value
+    return keys, values

@@ -1,8 +1,15 @@
 """Spark side of ``linkgraph compress``: pure ``DataFrame -> DataFrame`` transforms that encode
-the links of each block of page ids in parallel (one ``applyInPandas`` group per block).
+the links of each block of vertices in parallel (one ``applyInPandas`` group per block).
+
+The vertices are not page ids: :func:`vertex_order` numbers the pages with a link ``0..m-1`` in
+``url_key`` order (host reversed, then path), and :func:`in_vertex_order` renumbers the links so.
+Page ids are given batch by batch, so after incremental ingests a host's pages are spread over id
+ranges and the gaps between successors grow (17% more bits per link after 10 batches of random
+hosts, ``bench/order.py``); positions in host order do not depend on how the pages were numbered.
+:func:`order_rows` stores the order itself (``links_compressed_order``) for lookups by page id.
 
 ``forward`` lists the ``dst_id`` of each ``src_id``; ``reverse`` (the transposed graph) the
-``src_id`` of each ``dst_id``.  A block holds consecutive page ids within one range ``[k *
+``src_id`` of each ``dst_id``.  A block holds consecutive vertices within one range ``[k *
 block_size, (k + 1) * block_size)`` and is cut by cumulative arcs too (:func:`arcs_by_block`), so a
 hub's list is encoded alone rather than with 65,536 neighbours; the bits of a block depend only on
 its own links, so blocks are independent tasks.
@@ -18,6 +25,7 @@ from pyspark.sql.types import StructField, StructType
 
 from linkgraph import schemas as S
 from linkgraph.config import CompressConfig
+from linkgraph.ids import host_order
 
 # Page ids the codec accepts: gaps of 2**62 and more would overflow its 64-bit codes.
 MAX_PAGE_ID = (1 << 62) - 1
@@ -25,6 +33,9 @@ MAX_PAGE_ID = (1 << 62) - 1
 NODE = "node"
 SUCCESSOR = "successor"
 RANGE = "_range"
+POSITION = "position"
+KEY = "_key"
+VALUE = "_value"
 
 # applyInPandas output: a block row of COMPRESSED_LINKS plus its offsets stream.
 ENCODED_BLOCK = StructType(
@@ -39,6 +50,80 @@ ENCODED_BLOCK = StructType(
 def encodable(links: DataFrame) -> Column:
     """True for links whose two page ids the codec can store (``0 <= id <= MAX_PAGE_ID``)."""
     return F.col(S.SRC_ID).between(0, MAX_PAGE_ID) & F.col(S.DST_ID).between(0, MAX_PAGE_ID)
+
+
+def vertex_order(links: DataFrame, pages: DataFrame | None) -> DataFrame:
+    """``(page_id, position)``: the pages at either end of a link numbered ``0..m-1`` in ``url_key``
+    order (``ids.host_order``); ids without a row in ``pages`` (or without a key) come after
+    them, by page id.  ``pages`` None: all of them in page id order."""
+    ends = (links.select(F.col(S.SRC_ID).alias(S.PAGE_ID))
+            .union(links.select(F.col(S.DST_ID).alias(S.PAGE_ID))).distinct())
+    if pages is None:
+        keyed = ends.withColumn(S.URL_KEY, F.lit(None).cast("string"))
+    else:
+        keyed = ends.join(pages.select(S.PAGE_ID, S.URL_KEY), on=S.PAGE_ID, how="left")
+    return host_order(keyed, POSITION)
+
+
+def in_vertex_order(links: DataFrame, order: DataFrame) -> DataFrame:
+    """``links`` (src_id, dst_id) with both ends replaced by their positions in ``order``
+    (:func:`vertex_order` of these links, so every end has one)."""
+    src = order.select(F.col(S.PAGE_ID).alias(S.SRC_ID), F.col(POSITION).alias("_src"))
+    dst = order.select(F.col(S.PAGE_ID).alias(S.DST_ID), F.col(POSITION).alias("_dst"))
+    return (links.select(S.SRC_ID, S.DST_ID).join(src, on=S.SRC_ID).join(dst, on=S.DST_ID)
+            .select(F.col("_src").alias(S.SRC_ID), F.col("_dst").alias(S.DST_ID)))
+
+
+def build_columns(config: CompressConfig, links_version: int, pages_version: int = -1) -> dict:
+    """The ``COMPRESSION_BUILD_COLUMNS`` values of a build: equal in every row of the four tables
+    (``pages_version`` -1: no ``pages`` table, the vertices in page id order)."""
+    return {
+        S.LINKS_VERSION: int(links_version),
+        S.PAGES_VERSION: int(pages_version),
+        S.BLOCK_SIZE: int(config.block_size),
+        S.WINDOW_SIZE: config.window_size,
+        S.MAX_REF_COUNT: config.max_ref_count,
+        S.MIN_INTERVAL_LENGTH: config.min_interval_length,
+        S.RESIDUAL_CODE: config.residual_code,
+        S.BLOCK_MAX_ARCS: int(config.block_max_arcs),
+        S.VERTEX_ORDER: S.URL_KEY_ORDER,
+    }
+
+
+def order_rows(order: DataFrame, config: CompressConfig, links_version: int, pages_version: int = -1) -> DataFrame:
+    """``COMPRESSED_ORDER`` rows of a :func:`vertex_order`: both directions of the map in chunks of
+    ``block_size`` keys, so no row holds more than ``block_size`` pairs."""
+    build = build_columns(config, links_version, pages_version)
+    chunk = int(config.block_size)
+    by_page = order.select(F.lit(S.PAGE_TO_POSITION).alias(S.KIND), F.col(S.PAGE_ID).alias(KEY),
+                           F.col(POSITION).alias(VALUE))
+    by_position = order.select(F.lit(S.POSITION_TO_PAGE).alias(S.KIND), F.col(POSITION).alias(KEY),
+                               F.col(S.PAGE_ID).alias(VALUE))
+    pairs = by_page.unionByName(by_position)
+    chunked = pairs.withColumn(S.FIRST_ID, F.expr(f"({KEY} div {chunk}) * {chunk}"))
+
+    def encode_chunk(pdf: pd.DataFrame) -> pd.DataFrame:
+        return encode_order_chunk(pdf, build)
+
+    return chunked.groupBy(S.KIND, S.FIRST_ID).applyInPandas(encode_chunk, schema=S.COMPRESSED_ORDER)
+
+
+def encode_order_chunk(pdf: pd.DataFrame, build: dict) -> pd.DataFrame:
+    """One ``COMPRESSED_ORDER`` row of the pairs (kind, first_id, _key, _value) of one chunk."""
+    from linkgraph.compress import bits as B
+
+    pdf = pdf.sort_values(KEY)
+    first_id = int(pdf[S.FIRST_ID].iloc[0])
+    words, n_bits = B.gamma_encode_pairs(pdf[KEY].to_numpy(np.int64), pdf[VALUE].to_numpy(np.int64), first_id)
+    row = {
+        S.KIND: pdf[S.KIND].iloc[0],
+        S.FIRST_ID: first_id,
+        S.NODE_COUNT: len(pdf),
+        S.BIT_LENGTH: int(n_bits),
+        S.DATA: B.words_to_bytes(words, int(n_bits)),
+        **build,
+    }
+    return pd.DataFrame([row], columns=[f.name for f in S.COMPRESSED_ORDER.fields])
 
 
 def arcs_by_block(links: DataFrame, direction: str, block_size: int, block_max_arcs: int = 1 << 20) -> DataFrame:
@@ -71,17 +156,9 @@ def arcs_by_block(links: DataFrame, direction: str, block_size: int, block_max_a
     return keyed.select(NODE, SUCCESSOR, first_id.alias(S.BLOCK_ID), RANGE)
 
 
-def encode_blocks(arcs: DataFrame, config: CompressConfig, links_version: int) -> DataFrame:
+def encode_blocks(arcs: DataFrame, config: CompressConfig, links_version: int, pages_version: int = -1) -> DataFrame:
     """One ``ENCODED_BLOCK`` row per block of ``arcs_by_block`` output."""
-    build = {
-        S.LINKS_VERSION: int(links_version),
-        S.BLOCK_SIZE: int(config.block_size),
-        S.WINDOW_SIZE: config.window_size,
-        S.MAX_REF_COUNT: config.max_ref_count,
-        S.MIN_INTERVAL_LENGTH: config.min_interval_length,
-        S.RESIDUAL_CODE: config.residual_code,
-        S.BLOCK_MAX_ARCS: int(config.block_max_arcs),
-    }
+    build = build_columns(config, links_version, pages_version)
 
     def encode_group(pdf: pd.DataFrame) -> pd.DataFrame:
         return encode_block_frame(pdf, config, build)

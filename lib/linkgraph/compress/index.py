@@ -1,11 +1,13 @@
 """``ConnectivityIndex``: the compressed forward and reverse link graphs in memory, answering
 "which pages does p link to / which pages link to p / does p link to q" without Spark.
 
-``ConnectivityIndex.load(lake)`` reads the three tables ``linkgraph compress`` writes (with the
+``ConnectivityIndex.load(lake)`` reads the four tables ``linkgraph compress`` writes (with the
 ``deltalake`` reader when given a lake directory, through Spark when given a ``Lake``) and keeps
 every block's bit stream in one ``uint64`` array plus the bit offset of every list (8 bytes per
-page and direction).  A query decodes one list: its reference chain (at most ``max_ref_count``
-lists back) and the list itself, in compiled code.
+vertex and direction) and the vertex order (16 bytes per vertex: the graph's vertices are the
+linked pages' positions in ``url_key`` order, ``linkgraph.compress.order``).  A query maps the page
+id to its position, decodes one list (its reference chain, at most ``max_ref_count`` lists back,
+and the list itself, in compiled code) and maps the positions back to page ids.
 
 Memory: a full ``load`` holds the compressed streams of both directions plus 8 bytes per page and
 direction for the offsets (about 16 GB of offsets at a billion pages, on top of the streams), and
@@ -23,32 +25,50 @@ from linkgraph.compress import bits as B
 from linkgraph.compress.bv import BVParams, encode_block
 from linkgraph.compress.graph import CompressedGraph
 from linkgraph.compress.lazy import LazyConnectivityIndex
+from linkgraph.compress.order import VertexOrder
 from linkgraph.compress.webgraph import write_bvgraph
 from linkgraph.errors import CompressedIndexError, CompressedTableMissing
 
+_EMPTY = np.empty(0, dtype=np.int64)
+
 
 class ConnectivityIndex:
-    """Forward (out-links) and reverse (in-links) compressed graphs of one build."""
+    """Forward (out-links) and reverse (in-links) compressed graphs of one build, over the
+    vertices of ``order`` (None: the vertices are the page ids, as ``from_arcs`` encodes them)."""
 
-    def __init__(self, forward: CompressedGraph, reverse: CompressedGraph, links_version: int | None = None):
+    def __init__(self, forward: CompressedGraph, reverse: CompressedGraph, links_version: int | None = None,
+                 order: VertexOrder | None = None):
         self.forward = forward
         self.reverse = reverse
         self.links_version = links_version
+        self.order = order
 
     # --- queries -------------------------------------------------------------------------------
     def out_links(self, page_id: int) -> np.ndarray:
         """Sorted int64 ids of the pages ``page_id`` links to."""
-        return self.forward.successors(page_id)
+        return self._successors(self.forward, page_id)
 
     def in_links(self, page_id: int) -> np.ndarray:
         """Sorted int64 ids of the pages linking to ``page_id``."""
-        return self.reverse.successors(page_id)
+        return self._successors(self.reverse, page_id)
 
     def out_degree(self, page_id: int) -> int:
-        return self.forward.degree(page_id)
+        vertex = self._vertex(page_id)
+        return 0 if vertex < 0 else self.forward.degree(vertex)
 
     def in_degree(self, page_id: int) -> int:
-        return self.reverse.degree(page_id)
+        vertex = self._vertex(page_id)
+        return 0 if vertex < 0 else self.reverse.degree(vertex)
+
+    def _vertex(self, page_id: int) -> int:
+        return int(page_id) if self.order is None else self.order.position(page_id)
+
+    def _successors(self, graph: CompressedGraph, page_id: int) -> np.ndarray:
+        vertex = self._vertex(page_id)
+        if vertex < 0:
+            return _EMPTY
+        successors = graph.successors(vertex)
+        return successors if self.order is None else self.order.to_page_ids(successors)
 
     def has_link(self, source: int, target: int) -> bool:
         """Whether ``source`` links to ``target``: decodes the shorter of the out-list of source
@@ -64,13 +84,15 @@ class ConnectivityIndex:
         return i < len(candidates) and int(candidates[i]) == int(wanted)
 
     def covered_ids(self) -> int:
-        """One past the largest page id that has an out- or an in-link."""
+        """One past the largest vertex that has an out- or an in-link (with an ``order``, the
+        number of pages with a link)."""
         return max((int((g.block_first + g.block_nodes).max()) for g in (self.forward, self.reverse)
                     if len(g.block_first)), default=0)
 
     def write_bvgraph(self, basename, nodes: int | None = None) -> dict[str, str]:
         """Write the forward graph as WebGraph BVGraph files ``basename.graph/.offsets/.properties``
-        over ids ``0 .. nodes - 1`` (default: every id up to the last one with a link)."""
+        over vertices ``0 .. nodes - 1`` (default: every vertex up to the last one with a link);
+        with an ``order`` the vertices are positions, ``order.page_ids[v]`` the page of vertex v."""
         covered = self.covered_ids()
         if nodes is not None and nodes < covered:
             raise ValueError(f"nodes={nodes} but page {covered - 1} has links")
@@ -114,7 +136,8 @@ class ConnectivityIndex:
             if source.uses_catalog:
                 return cls.load(source)
             return LazyConnectivityIndex(*(source.location(t) for t in (
-                S.LINKS_COMPRESSED_FORWARD_TABLE, S.LINKS_COMPRESSED_REVERSE_TABLE, S.LINKS_COMPRESSED_OFFSETS_TABLE)))
+                S.LINKS_COMPRESSED_FORWARD_TABLE, S.LINKS_COMPRESSED_REVERSE_TABLE, S.LINKS_COMPRESSED_OFFSETS_TABLE,
+                S.LINKS_COMPRESSED_ORDER_TABLE)))
         return LazyConnectivityIndex.at(source)
 
     @classmethod
@@ -124,12 +147,12 @@ class ConnectivityIndex:
         tables = {
             name: _read_table(source, name).to_pydict()
             for name in (S.LINKS_COMPRESSED_FORWARD_TABLE, S.LINKS_COMPRESSED_REVERSE_TABLE,
-                         S.LINKS_COMPRESSED_OFFSETS_TABLE)
+                         S.LINKS_COMPRESSED_OFFSETS_TABLE, S.LINKS_COMPRESSED_ORDER_TABLE)
         }
         # (a table of an older build lacks the newest build columns: None there, so it never matches)
         builds: set[tuple] = {
             tuple(rows[c][i] if c in rows else None for c in S.COMPRESSION_BUILD_COLUMNS)
-            for rows in tables.values() for i in range(len(rows[S.BLOCK_ID]))
+            for rows in tables.values() for i in range(len(rows[S.FIRST_ID]))
         }
         if len(builds) > 1:
             raise CompressedIndexError(
@@ -159,7 +182,10 @@ class ConnectivityIndex:
                 blocks.append((rows[S.FIRST_ID][i], rows[S.NODE_COUNT][i], rows[S.ARC_COUNT][i], rows[S.BIT_LENGTH][i],
                                rows[S.DATA][i], node_offsets))
             graphs.append(CompressedGraph.from_blocks(blocks, params))
-        return cls(graphs[0], graphs[1], links_version=links_version)
+        order_rows = tables[S.LINKS_COMPRESSED_ORDER_TABLE]
+        order = VertexOrder.from_rows([{c: order_rows[c][i] for c in order_rows}
+                                       for i in range(len(order_rows[S.KIND]))])
+        return cls(graphs[0], graphs[1], links_version=links_version, order=order)
 
 
 def _read_table(source, table: str):

@@ -2,14 +2,15 @@
 few pages.
 
 ``ConnectivityIndex.load`` keeps every block's bit stream and the bit offset of every list in memory:
-the compressed size plus 8 bytes per page and direction (about 16 GB of offsets alone at a billion
-pages), read through every file of the three tables.  ``ConnectivityIndex.open`` returns this class
-instead: a query for page ``p`` reads the Delta log's per-file statistics (min/max of ``first_id``,
-``block_id`` and ``direction``), then only the data file holding the block of ``p`` and the file
-holding that block's offsets, and decodes that one block's offsets (``node_count + 1`` values).
-``linkgraph compress`` writes one block per file, so one lookup reads one block and its offsets.
-Blocks read are kept (by direction and block id) for later queries; ``files_read`` lists the data
-files read so far.
+the compressed size plus 8 bytes per vertex and direction (about 16 GB of offsets alone at a billion
+pages), read through every file of the four tables.  ``ConnectivityIndex.open`` returns this class
+instead: a query for page ``p`` reads the Delta log's per-file statistics (min/max of ``kind``,
+``first_id``, ``block_id`` and ``direction``), then only the order chunk holding ``p`` (its
+position ``v``), the data file holding the block of ``v`` and the file holding that block's
+offsets, decodes that one block's offsets (``node_count + 1`` values), and maps the answer back to
+page ids through the order chunks of its positions (one, when the links stay in the block's
+range).  ``linkgraph compress`` writes one block or chunk per file.  Blocks and chunks read are
+kept for later queries; ``files_read`` lists the data files read so far.
 """
 
 from __future__ import annotations
@@ -25,9 +26,11 @@ from linkgraph import names as S
 from linkgraph.compress import bits as B
 from linkgraph.compress.bv import BVParams
 from linkgraph.compress.graph import CompressedGraph
+from linkgraph.compress.order import LazyVertexOrder
 from linkgraph.errors import CompressedIndexError, CompressedTableMissing
 
 _EMPTY = np.empty(0, dtype=np.int64)
+_ORDER = "order"   # the key of links_compressed_order among the tables a LazyConnectivityIndex reads
 
 
 class DeltaFiles:
@@ -121,10 +124,12 @@ def _disjoint(files: DeltaFiles, column: str, chosen: list[int]) -> bool:
 class LazyConnectivityIndex:
     """Out- and in-links of single pages, each read from its own block (see the module docstring)."""
 
-    def __init__(self, forward: str, reverse: str, offsets: str):
-        self._locations = {S.FORWARD: forward, S.REVERSE: reverse, S.OFFSETS: offsets}
+    def __init__(self, forward: str, reverse: str, offsets: str, order: str):
+        self._locations = {S.FORWARD: forward, S.REVERSE: reverse, S.OFFSETS: offsets, _ORDER: order}
         self._logs: dict[str, DeltaFiles] = {}
         self._blocks: dict[tuple[str, int], CompressedGraph] = {}
+        self._order: LazyVertexOrder | None = None
+        self._builds: set[tuple] = set()
         self.files_read: list[str] = []
 
     def _files(self, key: str) -> DeltaFiles:
@@ -140,7 +145,7 @@ class LazyConnectivityIndex:
 
         root = to_uri(str(lake_dir)).rstrip("/")
         return cls(*(f"{root}/{t}" for t in (S.LINKS_COMPRESSED_FORWARD_TABLE, S.LINKS_COMPRESSED_REVERSE_TABLE,
-                                             S.LINKS_COMPRESSED_OFFSETS_TABLE)))
+                                             S.LINKS_COMPRESSED_OFFSETS_TABLE, S.LINKS_COMPRESSED_ORDER_TABLE)))
 
     # --- queries -------------------------------------------------------------------------------
     def out_links(self, page_id: int) -> np.ndarray:
@@ -152,41 +157,73 @@ class LazyConnectivityIndex:
         return self._successors(S.REVERSE, page_id)
 
     def out_degree(self, page_id: int) -> int:
-        graph = self._graph(S.FORWARD, page_id)
-        return 0 if graph is None else graph.degree(page_id)
+        return self._degree(S.FORWARD, page_id)
 
     def in_degree(self, page_id: int) -> int:
-        graph = self._graph(S.REVERSE, page_id)
-        return 0 if graph is None else graph.degree(page_id)
+        return self._degree(S.REVERSE, page_id)
+
+    def _degree(self, direction: str, page_id: int) -> int:
+        vertex = self._vertex_order().position(page_id)
+        graph = None if vertex < 0 else self._graph(direction, vertex)
+        return 0 if graph is None else graph.degree(vertex)
 
     def _successors(self, direction: str, page_id: int) -> np.ndarray:
-        graph = self._graph(direction, page_id)
-        return _EMPTY if graph is None else graph.successors(page_id)
+        order = self._vertex_order()
+        vertex = order.position(page_id)
+        graph = None if vertex < 0 else self._graph(direction, vertex)
+        return _EMPTY if graph is None else order.to_page_ids(graph.successors(vertex))
 
     # --- reading one block ---------------------------------------------------------------------
     def _read(self, files: DeltaFiles, i: int, column: str, low, high) -> dict:
         self.files_read.append(files.uri(i))
         return read_rows(files.local(i), column, low, high)
 
-    def _block_row(self, direction: str, page_id: int) -> dict | None:
-        """The row of the block whose id range may hold ``page_id``, or None."""
+    def _same_build(self, row: dict, what: str) -> None:
+        """Every row read must come from one build of the four tables."""
+        self._builds.add(tuple(row.get(c) for c in S.COMPRESSION_BUILD_COLUMNS))
+        if len(self._builds) > 1:
+            raise CompressedIndexError(f"{what} comes from another build than the rows read before it: "
+                                       "run linkgraph compress again")
+
+    def _vertex_order(self) -> LazyVertexOrder:
+        if self._order is None:
+            files = self._files(_ORDER)
+            sizes = [s for s in files.stat("max", S.BLOCK_SIZE) if s is not None]   # none: no links
+
+            def read(kind: str, first_id: int) -> dict | None:
+                chosen = [i for i in files.candidates(S.FIRST_ID, first_id, first_id)
+                          if i in files.candidates(S.KIND, kind, kind)]
+                for i in chosen:
+                    rows = self._read(files, i, S.FIRST_ID, first_id, first_id)
+                    for j, found in enumerate(rows[S.KIND]):
+                        if found == kind:
+                            row = {c: rows[c][j] for c in rows}
+                            self._same_build(row, f"the {kind} chunk at {first_id}")
+                            return row
+                return None
+
+            self._order = LazyVertexOrder(int(sizes[0]) if sizes else 1, read)
+        return self._order
+
+    def _block_row(self, direction: str, vertex: int) -> dict | None:
+        """The row of the block whose vertex range may hold ``vertex``, or None."""
         files = self._files(direction)
         sizes = [s for s in files.stat("max", S.BLOCK_SIZE) if s is not None]
-        low = (page_id // int(sizes[0])) * int(sizes[0]) if sizes else 0
-        chosen = files.candidates(S.FIRST_ID, low, page_id)
+        low = (vertex // int(sizes[0])) * int(sizes[0]) if sizes else 0
+        chosen = files.candidates(S.FIRST_ID, low, vertex)
         if not chosen:
             return None
         if _disjoint(files, S.FIRST_ID, chosen):
-            # the file starting last before page_id holds the last block starting before it
+            # the file starting last before the vertex holds the last block starting before it
             mins = files.stat("min", S.FIRST_ID)
             chosen = [max(chosen, key=lambda i: mins[i])]
         best: dict | None = None
         for i in chosen:
-            rows = self._read(files, i, S.FIRST_ID, low, page_id)
+            rows = self._read(files, i, S.FIRST_ID, low, vertex)
             for j, first in enumerate(rows[S.FIRST_ID]):
                 if best is None or first > best[S.FIRST_ID]:
                     best = {c: rows[c][j] for c in rows}
-        if best is None or page_id >= best[S.FIRST_ID] + best[S.NODE_COUNT]:
+        if best is None or vertex >= best[S.FIRST_ID] + best[S.NODE_COUNT]:
             return None
         return best
 
@@ -201,19 +238,16 @@ class LazyConnectivityIndex:
                     return {c: rows[c][j] for c in rows}
         raise CompressedIndexError(f"no {direction} offsets for block {block_id}: run linkgraph compress again")
 
-    def _graph(self, direction: str, page_id: int) -> CompressedGraph | None:
+    def _graph(self, direction: str, vertex: int) -> CompressedGraph | None:
         for (d, _), graph in self._blocks.items():
-            if d == direction and graph.block_first[0] <= page_id < graph.block_first[0] + graph.block_nodes[0]:
+            if d == direction and graph.block_first[0] <= vertex < graph.block_first[0] + graph.block_nodes[0]:
                 return graph
-        row = self._block_row(direction, page_id)
+        row = self._block_row(direction, vertex)
         if row is None:
             return None
+        self._same_build(row, f"block {row[S.BLOCK_ID]} ({direction})")
         offsets = self._offsets_row(direction, row[S.BLOCK_ID])
-        build = tuple(row[c] for c in S.COMPRESSION_BUILD_COLUMNS)
-        if tuple(offsets[c] for c in S.COMPRESSION_BUILD_COLUMNS) != build:
-            raise CompressedIndexError(
-                f"block {row[S.BLOCK_ID]} ({direction}) and its offsets come from different builds: "
-                "run linkgraph compress again")
+        self._same_build(offsets, f"the offsets of block {row[S.BLOCK_ID]} ({direction})")
         params = BVParams(window_size=row[S.WINDOW_SIZE], max_ref_count=row[S.MAX_REF_COUNT],
                           min_interval_length=row[S.MIN_INTERVAL_LENGTH], residual_code=row[S.RESIDUAL_CODE])
         node_offsets = B.gamma_decode_gaps(B.bytes_to_words(offsets[S.OFFSETS]), row[S.NODE_COUNT] + 1)

@@ -1,7 +1,9 @@
 """``linkgraph compress``: encode the lake's ``links`` into ``links_compressed_forward``,
-``links_compressed_reverse`` and their offsets index ``links_compressed_offsets`` (one overwrite
-commit each), one block per data file so that a single-page lookup reads one file per table
-(``ConnectivityIndex.open``).
+``links_compressed_reverse``, their offsets index ``links_compressed_offsets`` and the vertex
+order ``links_compressed_order`` (one overwrite commit each), one block or chunk per data file so
+that a single-page lookup reads one file per table (``ConnectivityIndex.open``).  The graph's
+vertices are the linked pages' positions in ``url_key`` order (``compress.build.vertex_order``),
+so its bits per link do not depend on how incremental ingests numbered the pages.
 
 A table already built from the current ``links`` version with the current ``compress``
 parameters is left alone, so a re-run changes nothing and a run killed between two commits is
@@ -29,14 +31,15 @@ from linkgraph.steps.context import Report, StepContext
 
 log = logging.getLogger(__name__)
 
-TABLES = (S.LINKS_COMPRESSED_FORWARD_TABLE, S.LINKS_COMPRESSED_REVERSE_TABLE, S.LINKS_COMPRESSED_OFFSETS_TABLE)
+TABLES = (S.LINKS_COMPRESSED_FORWARD_TABLE, S.LINKS_COMPRESSED_REVERSE_TABLE, S.LINKS_COMPRESSED_OFFSETS_TABLE,
+          S.LINKS_COMPRESSED_ORDER_TABLE)
 DIRECTIONS = ((S.FORWARD, S.LINKS_COMPRESSED_FORWARD_TABLE), (S.REVERSE, S.LINKS_COMPRESSED_REVERSE_TABLE))
 
 
 @dataclass
 class CompressReport(Report):
-    """What ``compress`` did.  Bits count the compressed lists only (as WebGraph's ``.graph``
-    file), not the offsets index."""
+    """What ``compress`` did.  Forward and reverse bits count the compressed lists only (as
+    WebGraph's ``.graph`` file); the offsets index and the vertex order are counted apart."""
 
     links_version: int
     arcs: int = 0
@@ -46,6 +49,7 @@ class CompressReport(Report):
     reverse_blocks: int = 0
     rejected: int = 0
     offsets_bits: int = 0
+    order_bits: int = 0
     tables_written: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -59,6 +63,7 @@ class CompressReport(Report):
             f"forward_bits_per_link={self.bits_per_link(self.forward_bits):.3f} "
             f"reverse_bits_per_link={self.bits_per_link(self.reverse_bits):.3f} "
             f"offsets_bits_per_link={self.bits_per_link(self.offsets_bits):.3f} "
+            f"order_bits_per_link={self.bits_per_link(self.order_bits):.3f} "
             f"blocks={self.forward_blocks}+{self.reverse_blocks} rejected={self.rejected} "
             f"tables written: {written} in {self.seconds:.1f}s"
         )
@@ -85,9 +90,10 @@ def compressed_table_state(lake: Lake, table: str) -> tuple[tuple | None, int, i
 def run(ctx: StepContext) -> CompressReport:
     lake, cc = ctx.lake, ctx.config.compress
     version = lake.current_version(S.LINKS_TABLE)
+    # the pages version the vertex order is computed from, recorded like the links version
+    pages_version = lake.current_version(S.PAGES_TABLE) if lake.exists(S.PAGES_TABLE) else -1
     report = CompressReport(links_version=version)
-    wanted = (version, cc.block_size, cc.window_size, cc.max_ref_count, cc.min_interval_length, cc.residual_code,
-              cc.block_max_arcs)
+    wanted = tuple(CB.build_columns(cc, version, pages_version)[c] for c in S.COMPRESSION_BUILD_COLUMNS)
     links = lake.read_version(S.LINKS_TABLE, version).select(S.SRC_ID, S.DST_ID)   # the version recorded
     states = {table: compressed_table_state(lake, table) for table in TABLES}
     if any(state[0] is None for state in states.values()) and not links.limit(1).count():
@@ -96,14 +102,17 @@ def run(ctx: StepContext) -> CompressReport:
     else:
         stale = [t for t in TABLES if states[t][0] != wanted]
     totals = {t: states[t][1:] for t in TABLES}
-    encoded: dict[str, DataFrame] = {}
+    persisted: list[DataFrame] = []
     if stale:
         report.rejected = _reject_unencodable(lake, links, version)
-        encoded = _write_stale(ctx, links.where(CB.encodable(links)), version, stale, totals, report)
+        pages = lake.read_version(S.PAGES_TABLE, pages_version) if pages_version >= 0 else None
+        persisted = _write_stale(ctx, links.where(CB.encodable(links)), pages, (version, pages_version), stale, totals,
+                                 report)
     report.forward_blocks, report.arcs, report.forward_bits = totals[S.LINKS_COMPRESSED_FORWARD_TABLE]
     report.reverse_blocks, _, report.reverse_bits = totals[S.LINKS_COMPRESSED_REVERSE_TABLE]
     report.offsets_bits = totals[S.LINKS_COMPRESSED_OFFSETS_TABLE][2]
-    for cached in encoded.values():
+    report.order_bits = totals[S.LINKS_COMPRESSED_ORDER_TABLE][2]
+    for cached in persisted:
         cached.unpersist()
     report.seconds = ctx.elapsed()
     log.info(report.summary())
@@ -141,19 +150,21 @@ def _one_row_per_file(ctx: StepContext) -> Iterator[None]:
             ctx.spark.conf.set(key, previous)
 
 
-def _write_stale(ctx: StepContext, good: DataFrame, version: int, stale: list[str],
-                 totals: dict[str, tuple[int, int, int]], report: CompressReport) -> dict[str, DataFrame]:
-    """Encode the directions a stale table needs and overwrite the stale tables; returns the
-    encoded blocks (persisted) by direction."""
+def _write_stale(ctx: StepContext, good: DataFrame, pages: DataFrame | None, versions: tuple[int, int],
+                 stale: list[str], totals: dict[str, tuple[int, int, int]], report: CompressReport) -> list[DataFrame]:
+    """Encode the directions a stale table needs and overwrite the stale tables (``versions``: of
+    links and pages); returns the frames it persisted (the vertex order, the encoded blocks)."""
     lake, cc = ctx.lake, ctx.config.compress
     offsets_stale = S.LINKS_COMPRESSED_OFFSETS_TABLE in stale
     encoded: dict[str, DataFrame] = {}
     offsets_bits = 0
+    order = CB.vertex_order(good, pages).persist(StorageLevel.MEMORY_AND_DISK)
+    vertex_links = CB.in_vertex_order(good, order)
     for direction, table in DIRECTIONS:
         if table not in stale and not offsets_stale:
             continue
-        arcs = CB.arcs_by_block(good, direction, cc.block_size, cc.block_max_arcs)
-        encoded[direction] = CB.encode_blocks(arcs, cc, version).persist(StorageLevel.MEMORY_AND_DISK)
+        arcs = CB.arcs_by_block(vertex_links, direction, cc.block_size, cc.block_max_arcs)
+        encoded[direction] = CB.encode_blocks(arcs, cc, *versions).persist(StorageLevel.MEMORY_AND_DISK)
         blocks, arc_count, bits, direction_offsets_bits = one_row(encoded[direction].agg(
             F.count(F.lit(1)), F.coalesce(F.sum(S.ARC_COUNT), F.lit(0)), F.coalesce(F.sum(S.BIT_LENGTH), F.lit(0)),
             F.coalesce(F.sum("offsets_bit_length"), F.lit(0))))
@@ -170,4 +181,9 @@ def _write_stale(ctx: StepContext, good: DataFrame, version: int, stale: list[st
             lake.overwrite(S.LINKS_COMPRESSED_OFFSETS_TABLE, offsets)
         report.tables_written.append(S.LINKS_COMPRESSED_OFFSETS_TABLE)
         totals[S.LINKS_COMPRESSED_OFFSETS_TABLE] = (0, 0, offsets_bits)
-    return encoded
+    if S.LINKS_COMPRESSED_ORDER_TABLE in stale:
+        with _one_row_per_file(ctx):
+            lake.overwrite(S.LINKS_COMPRESSED_ORDER_TABLE, CB.order_rows(order, cc, *versions))
+        report.tables_written.append(S.LINKS_COMPRESSED_ORDER_TABLE)
+        totals[S.LINKS_COMPRESSED_ORDER_TABLE] = compressed_table_state(lake, S.LINKS_COMPRESSED_ORDER_TABLE)[1:]
+    return [order, *encoded.values()]
