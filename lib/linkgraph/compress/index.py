@@ -9,11 +9,12 @@ linked pages' positions in ``url_key`` order, ``linkgraph.compress.order``).  A 
 id to its position, decodes one list (its reference chain, at most ``max_ref_count`` lists back,
 and the list itself, in compiled code) and maps the positions back to page ids.
 
-Memory: a full ``load`` holds the compressed streams of both directions plus 8 bytes per page and
-direction for the offsets (about 16 GB of offsets at a billion pages, on top of the streams), and
-reads every file of the three tables.  ``ConnectivityIndex.open(source)`` is the lazy alternative
-for a few lookups (``linkgraph links --compressed``): it reads the block holding the page asked
-about and that block's offsets only (``linkgraph.compress.lazy``).
+Memory: a full ``load`` holds the compressed streams of both directions plus 8 bytes per vertex and
+direction for the offsets and 16 for the order (about 32 GB at a billion pages, on top of the
+streams), and reads every file of the four tables.  ``ConnectivityIndex.open(source)`` is the lazy
+alternative for a few lookups (``linkgraph links --compressed``): it reads the order chunk of the
+page asked about, the block holding it and that block's offsets, and the order chunks of the answer
+only (``linkgraph.compress.lazy``).
 """
 
 from __future__ import annotations
