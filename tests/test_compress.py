@@ -71,6 +71,19 @@ def test_codes_round_trip_up_to_2_62(values, code_k):
     assert read_all(words, len(values), code, k) == values
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, MAX_ID - 1), st.lists(st.tuples(st.integers(1, 1 << 40) | st.just(1), st.integers(0, MAX_ID - 1)),
+                                            max_size=30))
+def test_order_pairs_round_trip_up_to_2_62(first_key, steps):
+    """links_compressed_order chunks: strictly increasing keys from first_key, any values in [0, 2^62)."""
+    keys = np.cumsum([first_key] + [step for step, _ in steps[1:]]).astype(np.int64)[: len(steps)]
+    keys = keys[keys < MAX_ID]
+    values = np.array([value for _, value in steps[: len(keys)]], dtype=np.int64)
+    words, n_bits = B.gamma_encode_pairs(keys, values, first_key)
+    got_keys, got_values = B.gamma_decode_pairs(B.bytes_to_words(B.words_to_bytes(words, n_bits)), len(keys), first_key)
+    assert got_keys.tolist() == keys.tolist() and got_values.tolist() == values.tolist()
+
+
 def test_unary_reads_across_zero_words():
     words = B.new_words(300)
     pos = B.write_unary(words, 5, 200)
