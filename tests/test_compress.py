@@ -349,6 +349,13 @@ def test_blocks_cut_by_arcs_and_a_lookup_reads_one_block(spark, tmp_path):
             assert [Path(f).parent.name for f in lazy.files_read] == [
                 S.LINKS_COMPRESSED_ORDER_TABLE, S.LINKS_COMPRESSED_FORWARD_TABLE, S.LINKS_COMPRESSED_OFFSETS_TABLE,
                 *[S.LINKS_COMPRESSED_ORDER_TABLE] * len(answer_chunks)]
+    # with a limit only the order chunks of the first `limit` successors (vertex order) are read:
+    # page 2's first out-link is page 10, vertex 7, in the first chunk
+    lazy = ConnectivityIndex.open(lake_dir)
+    assert lazy.out_links(2, limit=1).tolist() == full.out_links(2, limit=1).tolist() == [10]
+    assert [Path(f).parent.name for f in lazy.files_read] == [
+        S.LINKS_COMPRESSED_ORDER_TABLE, S.LINKS_COMPRESSED_FORWARD_TABLE, S.LINKS_COMPRESSED_OFFSETS_TABLE,
+        S.LINKS_COMPRESSED_ORDER_TABLE]
     lazy = ConnectivityIndex.open(lake)
     assert lazy.in_links(9).tolist() == [0, 1, 3, 4] and lazy.in_links(2).tolist() == [5]
     assert lazy.in_links(15).tolist() == [] and lazy.out_degree(2) == 5

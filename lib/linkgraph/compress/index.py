@@ -45,13 +45,14 @@ class ConnectivityIndex:
         self.order = order
 
     # --- queries -------------------------------------------------------------------------------
-    def out_links(self, page_id: int) -> np.ndarray:
-        """Sorted int64 ids of the pages ``page_id`` links to."""
-        return self._successors(self.forward, page_id)
+    def out_links(self, page_id: int, limit: int | None = None) -> np.ndarray:
+        """Sorted int64 ids of the pages ``page_id`` links to; with ``limit``, of the first
+        ``limit`` of them in vertex order (url_key order; page id order without an ``order``)."""
+        return self._successors(self.forward, page_id, limit)
 
-    def in_links(self, page_id: int) -> np.ndarray:
-        """Sorted int64 ids of the pages linking to ``page_id``."""
-        return self._successors(self.reverse, page_id)
+    def in_links(self, page_id: int, limit: int | None = None) -> np.ndarray:
+        """Sorted int64 ids of the pages linking to ``page_id`` (``limit``: as ``out_links``)."""
+        return self._successors(self.reverse, page_id, limit)
 
     def out_degree(self, page_id: int) -> int:
         vertex = self._vertex(page_id)
@@ -64,11 +65,11 @@ class ConnectivityIndex:
     def _vertex(self, page_id: int) -> int:
         return int(page_id) if self.order is None else self.order.position(page_id)
 
-    def _successors(self, graph: CompressedGraph, page_id: int) -> np.ndarray:
+    def _successors(self, graph: CompressedGraph, page_id: int, limit: int | None = None) -> np.ndarray:
         vertex = self._vertex(page_id)
         if vertex < 0:
             return _EMPTY
-        successors = graph.successors(vertex)
+        successors = graph.successors(vertex)[:limit]
         return successors if self.order is None else self.order.to_page_ids(successors)
 
     def has_link(self, source: int, target: int) -> bool:

@@ -148,13 +148,14 @@ class LazyConnectivityIndex:
                                              S.LINKS_COMPRESSED_OFFSETS_TABLE, S.LINKS_COMPRESSED_ORDER_TABLE)))
 
     # --- queries -------------------------------------------------------------------------------
-    def out_links(self, page_id: int) -> np.ndarray:
-        """Sorted int64 ids of the pages ``page_id`` links to."""
-        return self._successors(S.FORWARD, page_id)
+    def out_links(self, page_id: int, limit: int | None = None) -> np.ndarray:
+        """Sorted int64 ids of the pages ``page_id`` links to; with ``limit``, of the first
+        ``limit`` of them in vertex (url_key) order, so only their order chunks are read."""
+        return self._successors(S.FORWARD, page_id, limit)
 
-    def in_links(self, page_id: int) -> np.ndarray:
-        """Sorted int64 ids of the pages linking to ``page_id``."""
-        return self._successors(S.REVERSE, page_id)
+    def in_links(self, page_id: int, limit: int | None = None) -> np.ndarray:
+        """Sorted int64 ids of the pages linking to ``page_id`` (``limit``: as ``out_links``)."""
+        return self._successors(S.REVERSE, page_id, limit)
 
     def out_degree(self, page_id: int) -> int:
         return self._degree(S.FORWARD, page_id)
@@ -167,11 +168,11 @@ class LazyConnectivityIndex:
         graph = None if vertex < 0 else self._graph(direction, vertex)
         return 0 if graph is None else graph.degree(vertex)
 
-    def _successors(self, direction: str, page_id: int) -> np.ndarray:
+    def _successors(self, direction: str, page_id: int, limit: int | None) -> np.ndarray:
         order = self._vertex_order()
         vertex = order.position(page_id)
         graph = None if vertex < 0 else self._graph(direction, vertex)
-        return _EMPTY if graph is None else order.to_page_ids(graph.successors(vertex))
+        return _EMPTY if graph is None else order.to_page_ids(graph.successors(vertex)[:limit])
 
     # --- reading one block ---------------------------------------------------------------------
     def _read(self, files: DeltaFiles, i: int, column: str, low, high) -> dict:

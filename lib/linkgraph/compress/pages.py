@@ -90,12 +90,13 @@ class PageDirectory:
 
 def links_compressed(lake_root: str, direction: str, url: str, limit: int) -> list[dict]:
     """``out``/``in`` neighbours of one page as ``linkgraph.steps.lookup.links_compressed`` gives
-    them (the first ``limit``, dicts of url and page_id in id order), read without Spark: the
-    page's ``pages`` file(s), then one block and its offsets (``LazyConnectivityIndex``), then
-    the files holding the answer's ids."""
+    them (the first ``limit`` in url_key order, dicts of url and page_id in id order), read without
+    Spark: the page's ``pages`` file(s), then its order chunk, one block and its offsets and the
+    order chunks of those ``limit`` (``LazyConnectivityIndex``), then the files holding the
+    answer's ids."""
     pages = PageDirectory(lake_root)
     page_id = pages.page_id(url)
     index = LazyConnectivityIndex.at(lake_root)
-    ids = (index.out_links if direction == "out" else index.in_links)(page_id)[:limit]
+    ids = (index.out_links if direction == "out" else index.in_links)(page_id, limit=limit)
     urls = pages.urls(ids)
     return [{N.URL: urls.get(int(i)), N.PAGE_ID: int(i)} for i in ids]

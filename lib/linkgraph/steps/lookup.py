@@ -50,13 +50,15 @@ def links(ctx: StepContext, direction: str, url: str) -> DataFrame:
 
 def links_compressed(ctx: StepContext, direction: str, url: str, limit: int) -> list[dict]:
     """``out``/``in`` neighbours of one page from the compressed graph (``ConnectivityIndex.open``):
-    the first ``limit`` as dicts of url and page_id, in id order; URL <-> id through ``pages``."""
+    the first ``limit`` in url_key order (the graph's vertex order: only their order chunks are
+    read, however long the list) as dicts of url and page_id, in id order; URL <-> id through
+    ``pages``."""
     lake = ctx.lake
     lake.require(S.PAGES_TABLE, S.LINKS_COMPRESSED_FORWARD_TABLE)
     pages = lake.read(S.PAGES_TABLE)
     page_id = page_id_of(lake, pages, url)
     index = ConnectivityIndex.open(lake)   # reads the block holding the page, not the whole graph
-    ids = (index.out_links if direction == "out" else index.in_links)(page_id)[:limit]
+    ids = (index.out_links if direction == "out" else index.in_links)(page_id, limit=limit)
     urls = {r[S.PAGE_ID]: r[S.URL] for r in pages.where(F.col(S.PAGE_ID).isin([int(i) for i in ids])).collect()}
     return [{S.URL: urls.get(int(i)), S.PAGE_ID: int(i)} for i in ids]
 
