@@ -5,10 +5,11 @@ that a single-page lookup reads one file per table (``ConnectivityIndex.open``).
 vertices are the linked pages' positions in ``url_key`` order (``compress.build.vertex_order``),
 so its bits per link do not depend on how incremental ingests numbered the pages.
 
-A table already built from the current ``links`` version with the current ``compress``
-parameters is left alone, so a re-run changes nothing and a run killed between two commits is
-completed by the next one.  Links whose page ids the codec cannot store (outside ``[0, 2**62)``)
-go to ``rejects`` as INVALID_VALUE.
+A table already built from the current ``links`` and ``pages`` versions with the current
+``compress`` parameters is left alone, so a re-run changes nothing and a run killed between two
+commits is completed by the next one (a new ``pages`` version alone, e.g. an ingest that only
+widened last-seen times, rebuilds all four: the order is computed from it).  Links whose page ids
+the codec cannot store (outside ``[0, 2**62)``) go to ``rejects`` as INVALID_VALUE.
 """
 
 from __future__ import annotations
