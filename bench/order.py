@@ -49,16 +49,11 @@ from linkgraph.session import get_spark, use_checkpoint_dir
 sys.path.insert(0, str(Path(__file__).parent))
 from ingest import generate_edges  # noqa: E402  (bench/ingest.py)
 
-POSITION = "position"
-
 
 def measure(links: DataFrame, order: DataFrame, n: int, blocks: int) -> tuple[float, float]:
     """(intra-block link fraction, forward bits per link) of ``links`` renumbered by ``order``
     (page_id, position)."""
-    src = order.select(F.col(S.PAGE_ID).alias(S.SRC_ID), F.col(POSITION).alias("_src"))
-    dst = order.select(F.col(S.PAGE_ID).alias(S.DST_ID), F.col(POSITION).alias("_dst"))
-    arcs = (links.select(S.SRC_ID, S.DST_ID).join(src, on=S.SRC_ID, how="inner").join(dst, on=S.DST_ID, how="inner")
-            .select(F.col("_src").alias(S.SRC_ID), F.col("_dst").alias(S.DST_ID)))
+    arcs = CB.in_vertex_order(links, order)
     block_size = -(-n // blocks)
     intra = one_row(arcs.agg(F.avg((F.expr(f"{S.SRC_ID} div {block_size}") ==
                                     F.expr(f"{S.DST_ID} div {block_size}")).cast("double"))))[0]
@@ -76,11 +71,11 @@ def report(once: tuple[DataFrame, DataFrame], batched: tuple[DataFrame, DataFram
                                             ("batches, host order", batched, "host")):
         n = pages.count()
         if ordering == "host":
-            intra = measure(links, host_order(pages, POSITION), n, blocks)[0]
+            intra = measure(links, host_order(pages, CB.POSITION), n, blocks)[0]
             bits = measure(links, CB.vertex_order(links, pages), n, blocks)[1]
             results[name] = (intra, bits)
         else:
-            results[name] = measure(links, pages.select(S.PAGE_ID, F.col(S.PAGE_ID).alias(POSITION)), n, blocks)
+            results[name] = measure(links, pages.select(S.PAGE_ID, F.col(S.PAGE_ID).alias(CB.POSITION)), n, blocks)
         print(f"{name:22s}: intra-block links {results[name][0]:.4f}, forward bits/link {results[name][1]:.3f} "
               f"({n} pages, {blocks} blocks)", flush=True)
     reference, decayed, host = (results[k] for k in ("at once, page ids", "batches, page ids", "batches, host order"))

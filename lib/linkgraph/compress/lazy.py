@@ -192,16 +192,10 @@ class LazyConnectivityIndex:
             sizes = [s for s in files.stat("max", S.BLOCK_SIZE) if s is not None]   # none: no links
 
             def read(kind: str, first_id: int) -> dict | None:
-                chosen = [i for i in files.candidates(S.FIRST_ID, first_id, first_id)
-                          if i in files.candidates(S.KIND, kind, kind)]
-                for i in chosen:
-                    rows = self._read(files, i, S.FIRST_ID, first_id, first_id)
-                    for j, found in enumerate(rows[S.KIND]):
-                        if found == kind:
-                            row = {c: rows[c][j] for c in rows}
-                            self._same_build(row, f"the {kind} chunk at {first_id}")
-                            return row
-                return None
+                row = self._row_of(files, S.FIRST_ID, first_id, S.KIND, kind)
+                if row is not None:
+                    self._same_build(row, f"the {kind} chunk at {first_id}")
+                return row
 
             self._order = LazyVertexOrder(int(sizes[0]) if sizes else 1, read)
         return self._order
@@ -228,16 +222,24 @@ class LazyConnectivityIndex:
             return None
         return best
 
-    def _offsets_row(self, direction: str, block_id: int) -> dict:
-        files = self._files(S.OFFSETS)
-        chosen = [i for i in files.candidates(S.BLOCK_ID, block_id, block_id)
-                  if i in files.candidates(S.DIRECTION, direction, direction)]
-        for i in chosen:
-            rows = self._read(files, i, S.BLOCK_ID, block_id, block_id)
-            for j, found in enumerate(rows[S.DIRECTION]):
-                if found == direction:
+    def _row_of(self, files: DeltaFiles, key_column: str, key: int, kind_column: str, kind: str) -> dict | None:
+        """The row with ``key_column == key`` and ``kind_column == kind``, read from the files whose
+        statistics can hold both, or None."""
+        of_kind = set(files.candidates(kind_column, kind, kind))
+        for i in files.candidates(key_column, key, key):
+            if i not in of_kind:
+                continue
+            rows = self._read(files, i, key_column, key, key)
+            for j, found in enumerate(rows[kind_column]):
+                if found == kind:
                     return {c: rows[c][j] for c in rows}
-        raise CompressedIndexError(f"no {direction} offsets for block {block_id}: run linkgraph compress again")
+        return None
+
+    def _offsets_row(self, direction: str, block_id: int) -> dict:
+        row = self._row_of(self._files(S.OFFSETS), S.BLOCK_ID, block_id, S.DIRECTION, direction)
+        if row is None:
+            raise CompressedIndexError(f"no {direction} offsets for block {block_id}: run linkgraph compress again")
+        return row
 
     def _graph(self, direction: str, vertex: int) -> CompressedGraph | None:
         for (d, _), graph in self._blocks.items():

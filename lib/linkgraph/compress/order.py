@@ -38,8 +38,8 @@ class VertexOrder:
     @classmethod
     def from_rows(cls, rows: Sequence[dict]) -> VertexOrder:
         """From the ``position_to_page`` rows of the table (the other kind is its inverse)."""
-        chunks = sorted((decode_chunk(row) for row in rows if row[S.KIND] == S.POSITION_TO_PAGE),
-                        key=lambda chunk: int(chunk[0][0]) if len(chunk[0]) else -1)
+        chunks = [decode_chunk(row) for row in sorted((r for r in rows if r[S.KIND] == S.POSITION_TO_PAGE),
+                                                      key=lambda r: int(r[S.FIRST_ID]))]
         keys = np.concatenate([c[0] for c in chunks]) if chunks else _EMPTY
         values = np.concatenate([c[1] for c in chunks]) if chunks else _EMPTY
         if not np.array_equal(keys, np.arange(len(keys))):
@@ -87,9 +87,7 @@ class LazyVertexOrder:
             keys, values = self._chunk(S.POSITION_TO_PAGE, int(first) * self.chunk_size)
             here = positions // self.chunk_size == first
             i = np.searchsorted(keys, positions[here])
-            found = len(keys) and not np.any(i >= len(keys)) and np.array_equal(keys[np.minimum(i, len(keys) - 1)],
-                                                                                  positions[here])
-            if not found:
+            if np.any(i >= len(keys)) or np.any(keys[i] != positions[here]):
                 raise CompressedIndexError(
                     "a position without a page in links_compressed_order: run linkgraph compress again")
             out[here] = values[i]
