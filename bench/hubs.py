@@ -18,8 +18,8 @@ of any table the lake holds (top-level array columns of every Delta table), and 
 single-page compressed lookup of the hub's in-links and out-links in a fresh Python process
 (cold: no Spark, ``ConnectivityIndex.open`` then one query each), with the data files it read,
 and the wall seconds of ``linkgraph links --compressed out|in <hub URL>`` each in a fresh
-interpreter.  It ends with ``max_row_entries=N`` and ``single_page_lookup_seconds=S`` (the
-``out`` command's seconds).
+interpreter.  It ends with ``hop_depth_rounds=R`` (the scores step's hop search),
+``max_row_entries=N`` and ``single_page_lookup_seconds=S`` (the ``out`` command's seconds).
 """
 
 from __future__ import annotations
@@ -169,13 +169,18 @@ def main(argv: list[str] | None = None) -> int:
                  ("reward", reward),
                  ("compress", lambda: compress_step(spark, config)))
         shuffle.mark()
+        hop_rounds = None
         for name, action in steps:
             with PeakMemory() as memory:
                 started = time.monotonic()
-                action()
+                report = action()
                 seconds = time.monotonic() - started
             print(f"{name:<9} {seconds:9.1f} s  peak_rss={memory.peak / 2**20:7.0f} MiB  "
                   f"shuffle={shuffle.mark() / 2**20:9.1f} MiB", flush=True)
+            if name == "scores":
+                hop_rounds = report.hop_rounds
+                print(f"  hop depth: {hop_rounds} rounds (scores.max_depth {config.scores.max_depth}, "
+                      f"hop_limit {config.scores.hop_limit})", flush=True)
 
         entries = max_row_entries(spark, lake_dir)
         for table, n in entries.items():
@@ -197,6 +202,7 @@ def main(argv: list[str] | None = None) -> int:
             cli_seconds[direction] = time.monotonic() - started
         print(f"linkgraph links --compressed out/in {hub_url} (fresh process, 1,000 URLs printed): "
               f"{cli_seconds['out']:.3f} / {cli_seconds['in']:.3f} s", flush=True)
+        print(f"hop_depth_rounds={hop_rounds}")
         print(f"max_row_entries={max(entries.values(), default=0)}")
         print(f"single_page_lookup_seconds={cli_seconds['out']:.3f}")
     finally:

@@ -87,11 +87,18 @@ def breadth_first_depths(edges: DataFrame, seeds: DataFrame, limit: int) -> Data
     return frontier_search(edges, seeds, limit).depths
 
 
-def hop_depths(links: DataFrame, seed_pages: DataFrame, limit: int) -> DataFrame:
-    """(page_id, hop_depth) of every page reachable from ``seed_pages`` (page_id) in ≤ ``limit`` links."""
+def hop_search(links: DataFrame, seed_pages: DataFrame, limit: int) -> Search:
+    """(page_id, hop_depth) of every page reachable from ``seed_pages`` (page_id) in ≤ ``limit``
+    links, and the rounds the search ran (≤ ``limit``)."""
     edges = links.select(F.col(S.SRC_ID).alias("src"), F.col(S.DST_ID).alias("dst"))
-    depths = breadth_first_depths(edges, seed_pages.select(F.col(S.PAGE_ID).alias(NODE)), limit)
-    return depths.select(F.col(NODE).alias(S.PAGE_ID), F.col(DEPTH).cast("int").alias(S.HOP_DEPTH))
+    search = frontier_search(edges, seed_pages.select(F.col(S.PAGE_ID).alias(NODE)), limit)
+    depths = search.depths.select(F.col(NODE).alias(S.PAGE_ID), F.col(DEPTH).cast("int").alias(S.HOP_DEPTH))
+    return Search(depths, search.rounds)
+
+
+def hop_depths(links: DataFrame, seed_pages: DataFrame, limit: int) -> DataFrame:
+    """The (page_id, hop_depth) rows of :func:`hop_search`."""
+    return hop_search(links, seed_pages, limit).depths
 
 
 def hop_rounds(hop_limit: int, max_depth: int) -> int:

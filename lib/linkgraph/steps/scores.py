@@ -45,6 +45,7 @@ class ScoresReport(Report):
     pages: int = 0
     in_scope: int = 0
     frontier: int = 0
+    hop_rounds: int = 0
     flags_run: str | None = None
     seconds: float = 0.0
 
@@ -56,7 +57,7 @@ class ScoresReport(Report):
         if self.up_to_date:
             return "scores: seed_scores and frontier already built from these inputs; nothing written"
         return (f"scores run {self.run_id}: seeds found={self.seeds_found} pages={self.pages} in_scope={self.in_scope} "
-                f"frontier={self.frontier} in {self.seconds:.1f}s")
+                f"frontier={self.frontier} hop_rounds={self.hop_rounds} in {self.seconds:.1f}s")
 
 
 def scores_inputs(lake: Lake, config: Config, rank_run_id: str | None) -> str:
@@ -87,7 +88,7 @@ def run(ctx: StepContext, seeds: list[str] | None = None) -> ScoresReport:
     nodes = D.page_nodes(pages).persist(StorageLevel.MEMORY_AND_DISK)
     seed_pages = _seed_pages(pages, canonical, report)
     try:
-        seed_scores = _seed_scores(ctx, canonical, seed_pages, pages, links, nodes, optional)
+        seed_scores = _seed_scores(ctx, canonical, seed_pages, pages, links, nodes, optional, report)
         replace_run(lake, S.SEED_SCORES_TABLE, seed_scores, ctx.run_id, built_from=inputs)
         this_run = lake.read(S.SEED_SCORES_TABLE).where(F.col(S.RUN_ID) == ctx.run_id)
         counts = one_row(this_run.agg(F.count("*").alias("pages"), F.count_if(S.IN_SCOPE).alias("in_scope")))
@@ -114,17 +115,20 @@ def _seed_pages(pages: DataFrame, seeds: list[CanonicalUrl], report: ScoresRepor
 
 
 def _seed_scores(ctx: StepContext, seeds: list[CanonicalUrl], seed_pages: DataFrame, pages: DataFrame,
-                 links: DataFrame, nodes: DataFrame, optional: dict[str, DataFrame | None]) -> DataFrame:
-    """This run's ``seed_scores`` rows: score terms, the weighted score and the scope decision."""
+                 links: DataFrame, nodes: DataFrame, optional: dict[str, DataFrame | None],
+                 report: ScoresReport) -> DataFrame:
+    """This run's ``seed_scores`` rows: score terms, the weighted score and the scope decision;
+    the hop search's rounds go into ``report``."""
     sc, spark = ctx.config.scores, ctx.spark
     in_house = optional[S.DOMAIN_AUTHORITY_TABLE]
     if in_house is None:
         in_house = spark.createDataFrame([], f"{S.DOMAIN} string, {S.DOMAIN_AUTHORITY} double")
     authority = SC.blended_authority(nodes, in_house, optional[S.EXTERNAL_AUTHORITY_TABLE],
                                      sc.external_authority_weight)
-    depths = SC.hop_depths(links, seed_pages, SC.hop_rounds(sc.hop_limit, sc.max_depth))
+    search = SC.hop_search(links, seed_pages, SC.hop_rounds(sc.hop_limit, sc.max_depth))
+    report.hop_rounds = search.rounds
     terms = SC.seed_score_terms(pages, SC.in_link_counts(links), authority, optional[S.SITEMAPS_TABLE],
-                                depths, sc.unlisted_priority)
+                                search.depths, sc.unlisted_priority)
     scored = terms.withColumn(S.SEED_SCORE, SC.seed_score(sc.weights))
     seed_hosts = sorted({reverse_host(str(s.host)) for s in seeds})
     seed_domains = spark.createDataFrame(
