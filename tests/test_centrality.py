@@ -11,7 +11,9 @@ import shutil
 import networkx as nx
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from pyspark.sql import functions as F
+from scipy.sparse.csgraph import shortest_path
 
 from linkgraph import schemas as S
 from linkgraph.cli import main
@@ -19,7 +21,7 @@ from linkgraph.compress.webgraph import read_bvgraph, read_properties
 from linkgraph.config import ConfigError, config_from_dict
 from linkgraph.io.delta import Lake
 from linkgraph.pipeline import ingest_step
-from linkgraph.rank.hyperball import HyperBall, relative_standard_error, single_block
+from linkgraph.rank.hyperball import HyperBall, exact_limit, initial_registers, relative_standard_error, single_block
 
 
 def _csr(graph: nx.DiGraph, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -39,6 +41,17 @@ def _check(estimated: np.ndarray, graph: nx.DiGraph, m: int) -> float:
     return float(relative.max())
 
 
+def _exact_harmonic(graph: nx.DiGraph, n: int) -> np.ndarray:
+    """Σ_{y≠x} 1/d(y, x) from scipy's breadth-first distances (networkx's definition, faster)."""
+    arcs = np.array(sorted(graph.edges()), dtype=np.int64).reshape(-1, 2)
+    adjacency = sp.csr_matrix((np.ones(len(arcs)), (arcs[:, 0], arcs[:, 1])), shape=(n, n))
+    with np.errstate(divide="ignore"):
+        inverse = 1.0 / shortest_path(adjacency, unweighted=True)
+    inverse[~np.isfinite(inverse)] = 0.0
+    np.fill_diagonal(inverse, 0.0)
+    return inverse.sum(axis=0)
+
+
 def test_relative_standard_error_is_stated():
     assert relative_standard_error(256) == pytest.approx(0.065)
     assert relative_standard_error(1024) == pytest.approx(0.0325)
@@ -52,6 +65,33 @@ def test_hyperball_in_memory_matches_exact_harmonic_centrality(n, m):
     harmonic, steps, converged = single_block(*_csr(graph, n), n, m, 1000)
     assert converged and steps[-1].changed == 0
     _check(harmonic, graph, m)
+
+
+def test_a_ball_whose_two_nodes_share_a_register_is_counted_exactly():
+    """y -> x where y's register is x's and no higher: the registers of x's ball do not change, so
+    HyperLogLog alone estimates |B_1(x)| = 1 and H(x) = 0; the exact small ball gives H(x) = 1."""
+    m = 16
+    regs = initial_registers(0, 200, m)
+    x = 0
+    y = next(i for i in range(1, 200) if np.array_equal(np.maximum(regs[x], regs[i]), regs[x]))
+    graph = nx.DiGraph([(y, x)])
+    graph.add_nodes_from(range(y + 1))
+    harmonic, _, converged = single_block(*_csr(graph, y + 1), y + 1, m, 1000)
+    assert converged and harmonic[x] == 1.0 and harmonic[y] == 0.0
+
+
+def test_hyperball_on_a_sparse_5000_node_graph_is_within_three_standard_errors_everywhere():
+    """The default register count on a graph of 5,000 nodes and 5,000 arcs, where most balls are
+    tiny: every node within 3 × 1.04/√m of the exact value (before balls of up to
+    exact_limit(m) members were counted exactly, 24 nodes were outside, several at 100%)."""
+    n, m = 5000, config_from_dict({}).centrality.registers
+    assert exact_limit(m) == 16
+    graph = nx.gnm_random_graph(n, n, directed=True, seed=2)
+    harmonic, _, converged = single_block(*_csr(graph, n), n, m, 1000)
+    exact = _exact_harmonic(graph, n)
+    assert converged and np.all(harmonic[exact == 0] == 0)
+    relative = np.abs(harmonic - exact)[exact > 0] / exact[exact > 0]
+    assert relative.max() <= 3 * relative_standard_error(m), relative.max()
 
 
 def test_hyperball_block_exchange_matches_exact_harmonic_centrality(spark):

@@ -461,7 +461,9 @@ class CentralityConfig:
     """Harmonic centrality with HyperBall (``linkgraph centrality``).
 
     ``registers``: HyperLogLog registers per counter (a power of 2, 16..65536); the relative
-    standard error of each ball-size estimate is 1.04/sqrt(registers) (6.5% at 256, 3.3% at 1024).
+    standard error of each ball-size estimate is 1.04/sqrt(registers) (6.5% at 256, 3.3% at 1024);
+    balls of up to 16 members (sqrt(registers)/2 above 1024) are counted exactly.  A counter is
+    registers + 8 × that limit + 4 bytes (388 at 256).
     ``block_max_nodes``: nodes per block (counters of a block live in one task); a graph of one
     block is iterated inside one task when ``single_task``.  ``max_iter`` caps the iterations
     (HyperBall stops by itself when no counter changes, after about the graph's diameter).
