@@ -204,15 +204,16 @@ class Counters:
         return out
 
 
-def union_members(groups: np.ndarray, members: np.ndarray, counts: np.ndarray, n_groups: int
+def union_members(groups: np.ndarray, counts: np.ndarray, table: np.ndarray, rows: np.ndarray, n_groups: int
                   ) -> tuple[np.ndarray, np.ndarray]:
     """Per group 0..n_groups-1, the union of the member lists of its items (item i belongs to
-    ``groups[i]`` and has ``members[i, :counts[i]]``): (members, counts) as in :class:`Counters`.
-    A group with an OVERFLOW item or more than ``members.shape[1]`` distinct members overflows."""
-    limit = members.shape[1]
+    ``groups[i]`` and has ``table[rows[i], :counts[i]]``): (members, counts) as in :class:`Counters`.
+    A group with an OVERFLOW item or more than ``table.shape[1]`` distinct members overflows; only
+    the lists of items that have one are gathered."""
+    limit = table.shape[1]
     overflowed = np.bincount(groups[counts == OVERFLOW], minlength=n_groups) > 0
     listed = counts > 0
-    groups, members, counts = groups[listed], members[listed], counts[listed]
+    groups, members, counts = groups[listed], table[rows[listed]], counts[listed]
     present = np.arange(limit)[None, :] < counts[:, None]
     pair_group = np.broadcast_to(groups[:, None], present.shape)[present]
     pair_member = members[present]
@@ -271,8 +272,8 @@ def spread(indptr: np.ndarray, indices: np.ndarray, counters: Counters, changed:
         chunk_src = src[lo:hi]
         out.regs[r:e] = np.maximum.reduceat(counters.regs[chunk_src], bounds[r:e] - lo, axis=0)
         groups = np.repeat(np.arange(e - r), np.diff(bounds[r:e + 1]))
-        out.members[r:e], out.counts[r:e] = union_members(groups, counters.members[chunk_src],
-                                                          counters.counts[chunk_src], e - r)
+        out.members[r:e], out.counts[r:e] = union_members(groups, counters.counts[chunk_src], counters.members,
+                                                          chunk_src, e - r)
         r = e
     return rows, out
 
@@ -289,8 +290,9 @@ def merge(counters: Counters, rows: np.ndarray, incoming: Counters) -> np.ndarra
     best = np.maximum.reduceat(incoming.regs[order], first, axis=0)
     regs = np.maximum(counters.regs[unique], best)
     groups = np.concatenate((np.arange(len(unique)), inverse))
-    members, counts = union_members(groups, np.concatenate((counters.members[unique], incoming.members[order])),
-                                    np.concatenate((counters.counts[unique], incoming.counts[order])), len(unique))
+    members, counts = union_members(groups, np.concatenate((counters.counts[unique], incoming.counts[order])),
+                                    np.concatenate((counters.members[unique], incoming.members[order])),
+                                    np.arange(len(groups)), len(unique))
     diff = (regs != counters.regs[unique]).any(axis=1) | (counts != counters.counts[unique])
     grown = unique[diff]
     counters.regs[grown], counters.members[grown], counters.counts[grown] = regs[diff], members[diff], counts[diff]
