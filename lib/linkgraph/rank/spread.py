@@ -39,7 +39,7 @@ from pyspark.sql.types import BinaryType, DoubleType, IntegerType, StructField, 
 from linkgraph import schemas as S
 from linkgraph.rank.graph import VERTEX, vertex_index
 
-BLOCK, SB, DB, CHUNK = "block", "sb", "db", "chunk"
+BLOCK, SB, DB = "block", "sb", "db"
 BLOCK_SIZE = 65_536
 CHUNK_SOURCES = 2_048
 
@@ -151,21 +151,26 @@ class BlockRounds:
             _block_of("_src", block_size).alias(SB), _block_of("_dst", block_size).alias(DB),
             _local("_src", block_size).alias("s"), _local("_dst", block_size).alias("d"), F.col("share"),
         )
-        # a row holds the shares of at most chunk_sources consecutive source pages into one block
-        entries = entries.withColumn(CHUNK, (F.col("s") / chunk_sources).cast("int"))
 
         def pack(pdf: pd.DataFrame) -> pd.DataFrame:
-            d = pdf["d"].to_numpy()
-            targets, slots = np.unique(d, return_inverse=True)
-            return pd.DataFrame({
-                SB: [int(pdf[SB].iat[0])], DB: [int(pdf[DB].iat[0])],
-                "sources": [pdf["s"].to_numpy().astype(np.int32).tobytes()],
-                "slots": [slots.astype(np.int32).tobytes()],
-                "shares": [pdf["share"].to_numpy().astype(np.float64).tobytes()],
-                "targets": [targets.astype(np.int32).tobytes()],
-            })
+            # one group per (source block, destination block) pair, cut into rows of at most
+            # chunk_sources consecutive source pages (a pandas group per row would cost a Python
+            # call per few hundred shares)
+            s, d, share = pdf["s"].to_numpy(), pdf["d"].to_numpy(), pdf["share"].to_numpy(dtype=np.float64)
+            chunk = s // chunk_sources
+            order = np.argsort(chunk, kind="stable")
+            s, d, share, chunk = s[order], d[order], share[order], chunk[order]
+            starts = np.flatnonzero(np.r_[True, chunk[1:] != chunk[:-1]])
+            rows = []
+            for lo, hi in zip(starts, np.r_[starts[1:], len(s)], strict=True):
+                targets, slots = np.unique(d[lo:hi], return_inverse=True)
+                rows.append((s[lo:hi].astype(np.int32).tobytes(), slots.astype(np.int32).tobytes(),
+                             share[lo:hi].tobytes(), targets.astype(np.int32).tobytes()))
+            sources, slot_bytes, shares_bytes, target_bytes = zip(*rows, strict=True)
+            return pd.DataFrame({SB: int(pdf[SB].iat[0]), DB: int(pdf[DB].iat[0]), "sources": sources,
+                                 "slots": slot_bytes, "shares": shares_bytes, "targets": target_bytes})
 
-        return entries.groupBy(SB, DB, CHUNK).applyInPandas(pack, SHARE_BLOCK).repartition(self.partitions, SB)
+        return entries.groupBy(SB, DB).applyInPandas(pack, SHARE_BLOCK).repartition(self.partitions, SB)
 
     def round(self, alpha: float, beta: float, first: bool) -> DataFrame:
         """The next state (score blocks with their round sums); not yet evaluated."""
