@@ -1,7 +1,7 @@
 """Hub bench: analyze, scores, reward and compress on a generated graph with a hub page and a huge host.
 
     python bench/hubs.py [--links 20M] [--hub-in-links 2M] [--host-pages 5M] [--driver-memory 4g]
-                         [--max-list-entries 65536] [--workdir DIR]
+                         [--max-list-entries 65536] [--workdir DIR] [--steps analyze,scores,reward,compress]
 
 One process, one local[2] session with ``--driver-memory`` (the issue's 4 GB by default).  The
 graph is written straight to a lake's ``pages``/``links`` (what ingest would store; ingest itself
@@ -18,7 +18,8 @@ of any table the lake holds (top-level array columns of every Delta table), and 
 single-page compressed lookup of the hub's in-links and out-links in a fresh Python process
 (cold: no Spark, ``ConnectivityIndex.open`` then one query each), with the data files it read,
 and the wall seconds of ``linkgraph links --compressed out|in <hub URL>`` each in a fresh
-interpreter.  It ends with ``hop_depth_rounds=R`` (the scores step's hop search),
+interpreter.  A lake already in ``--workdir`` is reused (``--steps`` picks the steps to run).
+It ends with ``hop_depth_rounds=R`` (the scores step's hop search, when it ran),
 ``max_row_entries=N`` and ``single_page_lookup_seconds=S`` (the ``out`` command's seconds).
 """
 
@@ -117,6 +118,7 @@ print(json.dumps({"seconds": out_seconds, "in_seconds": time.monotonic() - start
 """
 
 CLI = "import sys; from linkgraph.cli import main; sys.exit(main(sys.argv[1:]))"
+STEPS = ("analyze", "scores", "reward", "compress")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -127,7 +129,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=10, help="reward rounds (default 10)")
     parser.add_argument("--max-list-entries", type=int, default=65536, help="analysis.max_list_entries")
     parser.add_argument("--driver-memory", default="4g")
-    parser.add_argument("--workdir", help="scratch directory (default: a temporary one, removed afterwards)")
+    parser.add_argument("--workdir", help="scratch directory (default: a temporary one, removed afterwards); "
+                        "a lake already in it is reused, not generated again")
+    parser.add_argument("--steps", default=",".join(STEPS),
+                        help=f"steps to run, comma-separated (default: {','.join(STEPS)})")
     args = parser.parse_args(argv)
     n_links, hub_in, host_pages = parse_size(args.links), parse_size(args.hub_in_links), parse_size(args.host_pages)
 
@@ -152,8 +157,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         lake = Lake(spark, config.lake)
         started = time.monotonic()
-        n_pages, stored = write_hub_graph(spark, lake, n_links, hub_in, host_pages)
-        print(f"generated pages={n_pages:,} links={stored:,} in {time.monotonic() - started:.1f} s", flush=True)
+        if lake.exists(S.LINKS_TABLE):
+            n_pages, stored = lake.read(S.PAGES_TABLE).count(), lake.read(S.LINKS_TABLE).count()
+            print(f"reusing the lake of {workdir}: pages={n_pages:,} links={stored:,}", flush=True)
+        else:
+            n_pages, stored = write_hub_graph(spark, lake, n_links, hub_in, host_pages)
+            print(f"generated pages={n_pages:,} links={stored:,} in {time.monotonic() - started:.1f} s", flush=True)
         hub_url = lake.read(S.PAGES_TABLE).where(F.col(S.PAGE_ID) == 0).first()[S.URL]
         seed_url = lake.read(S.PAGES_TABLE).where(F.col(S.PAGE_ID) == host_pages).first()[S.URL]
 
@@ -164,10 +173,14 @@ def main(argv: list[str] | None = None) -> int:
             if code != 0:
                 raise SystemExit(f"reward exited {code}")
 
-        steps = (("analyze", lambda: analyze_step(spark, config)),
-                 ("scores", lambda: scores_step(spark, config, seeds=[seed_url])),
-                 ("reward", reward),
-                 ("compress", lambda: compress_step(spark, config)))
+        actions = {"analyze": lambda: analyze_step(spark, config),
+                   "scores": lambda: scores_step(spark, config, seeds=[seed_url]),
+                   "reward": reward,
+                   "compress": lambda: compress_step(spark, config)}
+        chosen = [name.strip() for name in args.steps.split(",") if name.strip()]
+        if unknown := set(chosen) - set(STEPS):
+            raise SystemExit(f"--steps: unknown step(s) {sorted(unknown)}; choose from {','.join(STEPS)}")
+        steps = [(name, actions[name]) for name in STEPS if name in chosen]
         shuffle.mark()
         hop_rounds = None
         for name, action in steps:
@@ -202,7 +215,8 @@ def main(argv: list[str] | None = None) -> int:
             cli_seconds[direction] = time.monotonic() - started
         print(f"linkgraph links --compressed out/in {hub_url} (fresh process, 1,000 URLs printed): "
               f"{cli_seconds['out']:.3f} / {cli_seconds['in']:.3f} s", flush=True)
-        print(f"hop_depth_rounds={hop_rounds}")
+        if hop_rounds is not None:
+            print(f"hop_depth_rounds={hop_rounds}")
         print(f"max_row_entries={max(entries.values(), default=0)}")
         print(f"single_page_lookup_seconds={cli_seconds['out']:.3f}")
     finally:
