@@ -383,6 +383,32 @@ print(json.dumps({"code": code, "out": out.getvalue().split(), "files": read,
 """
 
 
+def test_a_url_is_looked_up_in_the_pages_file_its_url_key_names(spark, tmp_path):
+    """Pages numbered in url_key order (as ingest does), two files: each holds two hosts whose
+    names, not reversed, lie far apart, so the URL statistics of both files admit any URL of the
+    four hosts while the url_key statistics name one file.  A row whose stored url_key is not
+    its URL's (hand-written data) is still found, in a second read."""
+    from linkgraph import schemas as S
+    from linkgraph.compress.pages import PageDirectory
+    from linkgraph.config import config_from_dict
+    from linkgraph.io.delta import Lake
+    from linkgraph.urls import url_key
+
+    hosts = ["a.m.com", "z.m.com", "b.n.com", "y.n.com"]   # url_key order: com.m.a < com.m.z < com.n.b < com.n.y
+    urls = [f"http://{host}/p{i}" for i, host in enumerate(hosts)]
+    rows = [(i, u, hosts[i], hosts[i][2:], url_key(u), None, None) for i, u in enumerate(urls)]
+    rows.append((4, "http://c.m.com/p4", "c.m.com", "m.com", "hand-written key", None, None))
+    lake = Lake(spark, config_from_dict({"lake": {"path": str(tmp_path / "lake")}}).lake)
+    lake.overwrite(S.PAGES_TABLE, spark.createDataFrame(rows[:2], S.PAGES).coalesce(1))
+    lake.append(S.PAGES_TABLE, spark.createDataFrame(rows[2:], S.PAGES).coalesce(1))
+    directory = PageDirectory(str(tmp_path / "lake"))
+    assert len(directory._files.paths) == 2
+    assert directory.page_id("http://b.n.com/p2") == 2 and len(directory.files_read) == 1
+    assert directory.page_id("http://c.m.com/p4") == 4 and len(directory.files_read) == 3
+    with pytest.raises(LookupError, match="no page"):
+        directory.page_id("http://b.n.com/nothing")
+
+
 def test_links_compressed_reads_one_block_per_direction_without_pyspark(spark, tmp_path):
     """``linkgraph links --compressed`` in a fresh process: no pyspark, py4j or pandas module is imported;
     the Parquet files read are pages files, then the order chunk of the page, the one block file of

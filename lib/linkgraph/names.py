@@ -16,6 +16,7 @@ POSITIONS = ("NAV", "CONTENT", "FOOTER", "SIDEBAR")
 PAGES_TABLE = "pages"
 PAGE_ID = "page_id"
 URL = "url"
+URL_KEY = "url_key"
 
 # --- compressed link storage (linkgraph compress; linkgraph.compress) --------------------------
 BLOCK_ID = "block_id"

@@ -93,7 +93,7 @@ RAW_EDGE_RECORD = StructType(
 # --- pages -----------------------------------------------------------------------------------
 HOST = "host"
 REGISTERED_DOMAIN = "registered_domain"
-URL_KEY = "url_key"
+URL_KEY = _names.URL_KEY
 FIRST_SEEN_AT = "first_seen_at"
 
 PAGES = StructType(

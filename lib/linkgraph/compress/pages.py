@@ -19,7 +19,7 @@ from linkgraph import names as N
 from linkgraph.compress.lazy import DeltaFiles, LazyConnectivityIndex, read_rows
 from linkgraph.errors import CompressedTableMissing, MissingTableError
 from linkgraph.paths import to_uri
-from linkgraph.urls import canonicalize
+from linkgraph.urls import canonicalize, url_key
 
 
 class PageDirectory:
@@ -58,13 +58,24 @@ class PageDirectory:
 
     def page_id(self, url: str) -> int:
         """The page id of ``url`` canonicalised like ingest; ``LookupError`` when malformed or
-        unknown (the messages of ``linkgraph.steps.lookup.page_id_of``)."""
+        unknown (the messages of ``linkgraph.steps.lookup.page_id_of``).
+
+        The files read first are those whose statistics admit both the URL and its ``url_key``:
+        ingest numbers pages in ``url_key`` order and clusters ``pages`` by id, so a file's keys
+        span a narrow range while its URLs (hosts not reversed) can span the alphabet.  The other
+        files that admit the URL are read only if those do not hold it (rows whose ``url_key`` is
+        not the URL's, or none)."""
         canonical = canonicalize(url)
         if canonical.url is None:
             raise LookupError(f"not a valid URL ({canonical.reason}: {canonical.detail}): {url}")
         literal = "'" + canonical.url.replace("'", "''") + "'"
-        rows = self._read(self._files.candidates(N.URL, canonical.url, canonical.url), N.URL, [canonical.url],
-                          f"{N.URL} = {literal}")
+        key = url_key(canonical.url)
+        by_key = set(self._files.candidates(N.URL_KEY, key, key))
+        by_url = self._files.candidates(N.URL, canonical.url, canonical.url)
+        first, rest = [i for i in by_url if i in by_key], [i for i in by_url if i not in by_key]
+        rows = self._read(first, N.URL, [canonical.url], f"{N.URL} = {literal}")
+        if not rows[N.PAGE_ID] and rest and not self._files.deletion_vectors:
+            rows = self._read(rest, N.URL, [canonical.url], f"{N.URL} = {literal}")
         if not rows[N.PAGE_ID]:
             raise LookupError(f"no page {canonical.url} in lake {self.root}")
         return int(rows[N.PAGE_ID][0])
