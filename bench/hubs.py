@@ -8,6 +8,8 @@ graph is written straight to a lake's ``pages``/``links`` (what ingest would sto
 is ``bench/scale.py``'s subject): ``--links`` links in all, of which page 0 -- a page of the big
 host -- receives ``--hub-in-links`` (from pages 1, 2, ...), and the host ``www.big-host.com``
 holds ``--host-pages`` pages; the other pages sit 100 to a host and 1,000 to a registered domain.
+Numbers in URLs are zero-padded and ``url_key`` is set, so the ids follow ``url_key`` order as
+ingest numbers pages.
 The rest of the links are 70% within the source's host, 30% to a skewed random page; anchors are
 drawn from 1,000 texts.
 
@@ -37,7 +39,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType
 
@@ -55,22 +57,34 @@ BIG_HOST, BIG_DOMAIN = "www.big-host.com", "big-host.com"
 PAGES_PER_HOST, PAGES_PER_DOMAIN = 100, 1000
 
 
-def page_url(page: F.Column, host_pages: int) -> tuple[F.Column, F.Column, F.Column]:
-    """(url, host, registered_domain) of page id ``page``."""
-    domain = F.when(page < host_pages, F.lit(BIG_DOMAIN)).otherwise(
-        F.concat(F.lit("d"), F.floor(page / PAGES_PER_DOMAIN).cast("string"), F.lit(".net")))
-    host = F.when(page < host_pages, F.lit(BIG_HOST)).otherwise(
-        F.concat(F.lit("h"), F.floor(page / PAGES_PER_HOST).cast("string"), F.lit("."), domain))
-    return F.concat(F.lit("http://"), host, F.lit("/p"), page.cast("string")), host, domain
+def page_url(page: F.Column, host_pages: int) -> tuple[F.Column, F.Column, F.Column, F.Column]:
+    """(url, host, registered_domain, url_key) of page id ``page``.  Numbers are zero-padded, so the
+    ids follow ``url_key`` order as ingest numbers pages (big host first, then by domain and host)."""
+    def padded(value: F.Column) -> F.Column:
+        return F.lpad(value.cast("long").cast("string"), 9, "0")
+
+    big = page < host_pages
+    domain_number, host_number = padded(F.floor(page / PAGES_PER_DOMAIN)), padded(F.floor(page / PAGES_PER_HOST))
+    domain = F.when(big, F.lit(BIG_DOMAIN)).otherwise(F.concat(F.lit("d"), domain_number, F.lit(".net")))
+    host = F.when(big, F.lit(BIG_HOST)).otherwise(F.concat(F.lit("h"), host_number, F.lit("."), domain))
+    reversed_host = F.when(big, F.lit(".".join(reversed(BIG_HOST.split("."))))).otherwise(
+        F.concat(F.lit("net.d"), domain_number, F.lit(".h"), host_number))
+    path = F.concat(F.lit("/p"), padded(page))
+    return F.concat(F.lit("http://"), host, path), host, domain, F.concat(reversed_host, path)
+
+
+def hub_pages(spark: SparkSession, n_pages: int, host_pages: int) -> DataFrame:
+    """The ``pages`` rows of the hub graph."""
+    url, host, domain, key = page_url(F.col("id"), host_pages)
+    values = {S.PAGE_ID: F.col("id"), S.URL: url, S.HOST: host, S.REGISTERED_DOMAIN: domain, S.URL_KEY: key}
+    return spark.range(n_pages).select(*[
+        (values[f.name] if f.name in values else F.lit(None)).cast(f.dataType).alias(f.name) for f in S.PAGES.fields])
 
 
 def write_hub_graph(spark: SparkSession, lake: Lake, n_links: int, hub_in: int, host_pages: int) -> tuple[int, int]:
     """Pages and links of the hub graph into the lake; returns (pages, links)."""
     n_pages = max(host_pages * 2, n_links // 4, hub_in + 2)
-    url, host, domain = page_url(F.col("id"), host_pages)
-    values = {S.PAGE_ID: F.col("id"), S.URL: url, S.HOST: host, S.REGISTERED_DOMAIN: domain}
-    pages = spark.range(n_pages).select(*[
-        (values[f.name] if f.name in values else F.lit(None)).cast(f.dataType).alias(f.name) for f in S.PAGES.fields])
+    pages = hub_pages(spark, n_pages, host_pages)
     hub = spark.range(1, hub_in + 1).select(F.col("id").alias(S.SRC_ID), F.lit(0).cast("long").alias(S.DST_ID))
     ids = spark.range(max(n_links - hub_in, 0))
     src = (F.xxhash64(F.col("id")) % n_pages + n_pages) % n_pages
