@@ -363,10 +363,12 @@ def _combiner(m: int, t: int) -> Callable:
             rows = np.concatenate([np.frombuffer(r, dtype=np.int64) for r in parts["rows"]])
             incoming = [Counters.from_bytes(*p, m) for p in zip(parts["registers"], parts["members"],
                                                                  parts["counts"], strict=True)]
-            sizes = counters.sizes()
+            touched = np.unique(rows)   # the only rows that can change: their counters before the merge
+            before = Counters(counters.regs[touched], counters.members[touched], counters.counts[touched])
             changed = merge(counters, rows, Counters.concat(incoming))
-            added = (counters.sizes(changed) - sizes[changed]) / t
-            harmonic[changed] += added
+            grown = changed[touched]
+            added = (counters.sizes(touched[grown]) - before.sizes(grown)) / t
+            harmonic[touched[grown]] += added
         else:
             changed, added = np.zeros(counters.regs.shape[0], dtype=bool), np.zeros(0)
         return pd.DataFrame([(int(s[BLOCK]), *counters.to_bytes(), changed.tobytes(), harmonic.tobytes(),
