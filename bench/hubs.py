@@ -4,8 +4,9 @@
                          [--max-list-entries 65536] [--workdir DIR] [--steps analyze,scores,reward,compress]
 
 One process, one local[2] session with ``--driver-memory`` (the issue's 4 GB by default).  The
-graph is written straight to a lake's ``pages``/``links`` (what ingest would store; ingest itself
-is ``bench/scale.py``'s subject): ``--links`` links in all, of which page 0 -- a page of the big
+graph is written straight to a lake's ``pages``/``links``, created as ingest creates them
+(clustered by id, deletion vectors on), holding what ingest would store (ingest itself is
+``bench/scale.py``'s subject): ``--links`` links in all, of which page 0 -- a page of the big
 host -- receives ``--hub-in-links`` (from pages 1, 2, ...), and the host ``www.big-host.com``
 holds ``--host-pages`` pages; the other pages sit 100 to a host and 1,000 to a registered domain.
 Numbers in URLs are zero-padded and ``url_key`` is set, so the ids follow ``url_key`` order as
@@ -49,6 +50,7 @@ from linkgraph.config import config_from_dict
 from linkgraph.io.delta import Lake
 from linkgraph.pipeline import analyze_step, compress_step, scores_step
 from linkgraph.session import get_spark
+from linkgraph.tables import ensure_core_tables
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from scale import PeakMemory, ShuffleMeter, parse_size  # noqa: E402  (bench/scale.py's meters)
@@ -100,9 +102,10 @@ def write_hub_graph(spark: SparkSession, lake: Lake, n_links: int, hub_in: int, 
     link_values = {S.SRC_ID: F.col(S.SRC_ID), S.DST_ID: F.col(S.DST_ID), S.ANCHOR_TEXT: anchor}
     links = arcs.select(*[(link_values[f.name] if f.name in link_values else F.lit(None)).cast(f.dataType).alias(f.name)
                           for f in S.LINKS.fields])
-    lake.overwrite(S.PAGES_TABLE, pages.repartitionByRange(8, S.PAGE_ID))
+    ensure_core_tables(lake)   # as ingest creates them: clustered by id, deletion vectors on
+    lake.append(S.PAGES_TABLE, pages.repartitionByRange(8, S.PAGE_ID).sortWithinPartitions(S.PAGE_ID))
     by_pair = (S.SRC_ID, S.DST_ID)
-    lake.overwrite(S.LINKS_TABLE, links.repartitionByRange(16, *by_pair).sortWithinPartitions(*by_pair))
+    lake.append(S.LINKS_TABLE, links.repartitionByRange(16, *by_pair).sortWithinPartitions(*by_pair))
     return n_pages, lake.read(S.LINKS_TABLE).count()
 
 

@@ -34,6 +34,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
@@ -293,7 +294,8 @@ def run_rounds(
             if packed.n == 0:
                 sums = dict.fromkeys(BLOCK_TOTALS, 0.0)
             else:
-                packed.state = packed.round(alpha, beta, first=round_no == 1).localCheckpoint(eager=True)
+                packed.state = packed.round(alpha, beta, first=round_no == 1).localCheckpoint(
+                    eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
                 totals = one_row(packed.state.agg(
                     *[(F.max if name == "largest_change" else F.sum)(name).alias(name) for name in BLOCK_TOTALS]))
                 sums = {name: float(value or 0.0) for name, value in totals.asDict().items()}
@@ -301,7 +303,7 @@ def run_rounds(
             history.append(stat)
             if progress:
                 progress(stat)
-        final = packed.scores().localCheckpoint(eager=True)
+        final = packed.scores().localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
     finally:
         packed.release()
     return final, history

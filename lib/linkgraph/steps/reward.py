@@ -328,7 +328,8 @@ def _start_scores(ctx: StepContext, inputs: _Inputs, report: RewardReport,
     previous = _recorded(ctx.lake, record, S.REWARD_SCORES_TABLE, S.REWARD_SCORES)
     start = R.initial_scores(inputs.pages, previous, inputs.weighted, inputs.seed_ids, rc.new_page_fraction,
                              rc.seed_score)
-    start = start.localCheckpoint(eager=True)
+    # serialised: a page's (page_id, score, ...) row held as bytes, not as a Java object per row
+    start = start.localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
     round0 = one_row(start.agg(
         F.count("*").alias("pages"),
         F.sum(F.col(R.IS_NEW).cast("long")).alias("new_pages"),
@@ -399,7 +400,8 @@ def _record_feeds(lake: Lake, signals: DataFrame, discovered: DataFrame, pattern
 
 def _record_prune(lake: Lake, doomed: DataFrame, inputs: _Inputs, run_id: str, pruned_at: datetime) -> int:
     """The audit record of the prune (module docstring, step 4); returns the links it deletes."""
-    touching = R.links_touching(inputs.links, doomed).localCheckpoint(eager=True)
+    touching = R.links_touching(inputs.links, doomed).localCheckpoint(
+        eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
     audit = (
         doomed.join(inputs.pages, on=S.PAGE_ID, how="left")
         .join(R.links_per_page(touching, doomed), on=S.PAGE_ID, how="left")
@@ -441,7 +443,8 @@ def _apply_prune(ctx: StepContext, run_id: str) -> None:
     # the pages DELETE committed, so each such link is either seen here or its ingest finds the
     # page gone (``check_pages_still_there``).  A pruned page an ingest inserted again keeps its links.
     gone = doomed.join(lake.read(S.PAGES_TABLE).select(S.PAGE_ID), on=S.PAGE_ID, how="left_anti")
-    dangling = R.links_touching(lake.read(S.LINKS_TABLE), gone).localCheckpoint(eager=True)
+    dangling = R.links_touching(lake.read(S.LINKS_TABLE), gone).localCheckpoint(
+        eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
     if dangling.limit(1).count():
         log.warning("reward run %s: deleting %d links a concurrent ingest added to pruned pages", run_id,
                     dangling.count())
