@@ -16,7 +16,8 @@ drawn from 1,000 texts.
 
 Per step (``analyze``, ``scores`` from one seed, ``reward`` with ``--rounds`` rounds and no
 pruning, ``compress``) it prints seconds, peak resident memory of the whole local Spark (JVM plus
-Python workers, sampled every 0.2 s) and shuffle bytes written.  Then the largest array in any row
+Python workers, each page counted once: the sum of their proportional set sizes, sampled every
+0.2 s) and shuffle bytes written.  Then the largest array in any row
 of any table the lake holds (top-level array columns of every Delta table), and the seconds of a
 single-page compressed lookup of the hub's in-links and out-links in a fresh Python process
 (cold: no Spark, ``ConnectivityIndex.open`` then one query each), with the data files it read,

@@ -14,7 +14,7 @@ One process, one local[2] session.  For every size N (edges generated):
 * **compress**: ``compress_step`` on that lake.
 
 Per step and size it prints seconds, edges/s, peak resident memory of the whole local Spark (the
-JVM plus Python workers, sampled every 0.2 s), shuffle bytes written (Spark's REST API, summed
+JVM plus Python workers, each page counted once, sampled every 0.2 s), shuffle bytes written (Spark's REST API, summed
 over the step's stages) and bytes per edge of the step's Delta output.  Then, between consecutive
 sizes, the growth exponent log(t2/t1)/log(m2/m1) of each step's time (m = links; 1.0 is linear),
 and ends with ``pagerank_iteration_exponent_<a>_<b>=X`` for the smallest and largest size of the
@@ -76,10 +76,26 @@ def label(n: int) -> str:
     return f"{n // 1_000_000}M" if n % 1_000_000 == 0 else f"{n // 1000}K"
 
 
+def _resident_bytes(pid: int, stat_rss_pages: int) -> int:
+    """The proportional resident set (``Pss``) of ``pid``: its private pages plus its share of the
+    pages it shares.  Python workers are forked from one daemon and share most of their pages, so
+    adding up their ``Rss`` counts those pages once per worker; adding up ``Pss`` counts them once.
+    Falls back to ``Rss`` where ``smaps_rollup`` is missing."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as handle:
+            for line in handle:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return stat_rss_pages * os.sysconf("SC_PAGE_SIZE")
+
+
 def tree_rss_bytes(root: int) -> int:
-    """Resident memory of ``root`` and all its descendants (Linux /proc)."""
+    """Resident memory of ``root`` and all its descendants (Linux /proc), each page counted once
+    (the sum of their proportional resident sets, see :func:`_resident_bytes`)."""
     children: dict[int, list[int]] = {}
-    rss: dict[int, int] = {}
+    stat_rss: dict[int, int] = {}
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
@@ -87,14 +103,15 @@ def tree_rss_bytes(root: int) -> int:
             with open(f"/proc/{entry.name}/stat") as handle:
                 fields = handle.read().rsplit(")", 1)[1].split()
             pid, ppid = int(entry.name), int(fields[1])
-            rss[pid] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
+            stat_rss[pid] = int(fields[21])
             children.setdefault(ppid, []).append(pid)
         except (OSError, IndexError, ValueError):
             continue
     total, stack = 0, [root]
     while stack:
         pid = stack.pop()
-        total += rss.get(pid, 0)
+        if pid in stat_rss:
+            total += _resident_bytes(pid, stat_rss[pid])
         stack.extend(children.get(pid, []))
     return total
 

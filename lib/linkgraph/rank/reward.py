@@ -294,8 +294,7 @@ def run_rounds(
             if packed.n == 0:
                 sums = dict.fromkeys(BLOCK_TOTALS, 0.0)
             else:
-                packed.state = packed.round(alpha, beta, first=round_no == 1).localCheckpoint(
-                    eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
+                packed.state = packed.round(alpha, beta, first=round_no == 1).localCheckpoint(eager=True)
                 totals = one_row(packed.state.agg(
                     *[(F.max if name == "largest_change" else F.sum)(name).alias(name) for name in BLOCK_TOTALS]))
                 sums = {name: float(value or 0.0) for name, value in totals.asDict().items()}
@@ -303,7 +302,7 @@ def run_rounds(
             history.append(stat)
             if progress:
                 progress(stat)
-        final = packed.scores().localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
+        final = packed.scores().localCheckpoint(eager=True, storageLevel=StorageLevel.DISK_ONLY)
     finally:
         packed.release()
     return final, history

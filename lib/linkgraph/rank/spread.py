@@ -112,11 +112,12 @@ class BlockRounds:
         self.partitions = max(1, min(self.n_blocks, int(spark.conf.get("spark.sql.shuffle.partitions") or 1)))
         self._persisted: list[DataFrame] = [self.index]
         self.static = self._keep(self._static_blocks(table.join(self.index, on=S.PAGE_ID, how="inner")))
-        self.shares = self._keep(self._share_blocks(shares, chunk_sources))
+        # read once a round, in order: from local disk, leaving the heap to the rounds' sorts
+        self.shares = self._keep(self._share_blocks(shares, chunk_sources), StorageLevel.DISK_ONLY)
         self.state = self.static.select(BLOCK, "scores")
 
-    def _keep(self, df: DataFrame) -> DataFrame:
-        df = df.persist(StorageLevel.MEMORY_AND_DISK)
+    def _keep(self, df: DataFrame, level: StorageLevel = StorageLevel.MEMORY_AND_DISK) -> DataFrame:
+        df = df.persist(level)
         self._persisted.append(df)
         return df
 

@@ -157,13 +157,16 @@ def _log_round(stat: R.RoundStat) -> None:
 
 
 class _Cache:
-    """DataFrames persisted for one run, unpersisted together at its end."""
+    """DataFrames persisted for one run, unpersisted together at its end.  They are page- or
+    link-sized and each is read a few times in order, so they are kept on the executors' local
+    disks: in memory they hold heap the rounds' sorts and joins need (at 20M links, a 4 GB driver
+    in local mode twice ran out of heap in round 1 with these frames cached in memory)."""
 
     def __init__(self) -> None:
         self.frames: list[DataFrame] = []
 
     def keep(self, df: DataFrame) -> DataFrame:
-        self.frames.append(df.persist(StorageLevel.MEMORY_AND_DISK))
+        self.frames.append(df.persist(StorageLevel.DISK_ONLY))
         return self.frames[-1]
 
     def release(self) -> None:
@@ -328,8 +331,8 @@ def _start_scores(ctx: StepContext, inputs: _Inputs, report: RewardReport,
     previous = _recorded(ctx.lake, record, S.REWARD_SCORES_TABLE, S.REWARD_SCORES)
     start = R.initial_scores(inputs.pages, previous, inputs.weighted, inputs.seed_ids, rc.new_page_fraction,
                              rc.seed_score)
-    # serialised: a page's (page_id, score, ...) row held as bytes, not as a Java object per row
-    start = start.localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
+    # a row per page, read twice: on local disk, so it takes no heap from the rounds' sorts
+    start = start.localCheckpoint(eager=True, storageLevel=StorageLevel.DISK_ONLY)
     round0 = one_row(start.agg(
         F.count("*").alias("pages"),
         F.sum(F.col(R.IS_NEW).cast("long")).alias("new_pages"),
