@@ -14,8 +14,8 @@ One process, one local[2] session.  For every size N (edges generated):
 * **compress**: ``compress_step`` on that lake.
 
 Per step and size it prints seconds, edges/s, peak resident memory of the whole local Spark (the
-JVM plus Python workers, each page counted once, sampled every 0.2 s), shuffle bytes written (Spark's REST API, summed
-over the step's stages) and bytes per edge of the step's Delta output.  Then, between consecutive
+JVM plus Python workers, each page counted once, sampled every 0.2 s), shuffle bytes written
+(Spark's REST API, summed over the step's stages) and bytes per edge of the step's Delta output.  Then, between consecutive
 sizes, the growth exponent log(t2/t1)/log(m2/m1) of each step's time (m = links; 1.0 is linear),
 and ends with ``pagerank_iteration_exponent_<a>_<b>=X`` for the smallest and largest size of the
 run (the acceptance figure uses 5M and 50M).  Absolute times depend on the machine's load;
