@@ -15,10 +15,10 @@ One process, one local[2] session.  For every size N (edges generated):
 
 Per step and size it prints seconds, edges/s, peak resident memory of the whole local Spark (the
 JVM plus Python workers, each page counted once, sampled every 0.2 s), shuffle bytes written
-(Spark's REST API, summed over the step's stages) and bytes per edge of the step's Delta output.  Then, between consecutive
-sizes, the growth exponent log(t2/t1)/log(m2/m1) of each step's time (m = links; 1.0 is linear),
-and ends with ``pagerank_iteration_exponent_<a>_<b>=X`` for the smallest and largest size of the
-run (the acceptance figure uses 5M and 50M).  Absolute times depend on the machine's load;
+(Spark's REST API, summed over the step's stages) and bytes per edge of the step's Delta output.
+Then, between consecutive sizes, the growth exponent log(t2/t1)/log(m2/m1) of each step's time
+(m = links; 1.0 is linear), and ends with ``pagerank_iteration_exponent_<a>_<b>=X`` for the
+smallest and largest size of the run (the acceptance figure uses 5M and 50M).  Absolute times depend on the machine's load;
 exponents are ratios measured in the same process and are the figures to compare.
 
     python bench/scale.py --model [--model-links 20M] [--model-blocks 8,32,128] [--model-iterations 3]
@@ -91,7 +91,7 @@ def _resident_bytes(pid: int, stat_rss_pages: int) -> int:
     return stat_rss_pages * os.sysconf("SC_PAGE_SIZE")
 
 
-def tree_rss_bytes(root: int) -> int:
+def tree_resident_bytes(root: int) -> int:
     """Resident memory of ``root`` and all its descendants (Linux /proc), each page counted once
     (the sum of their proportional resident sets, see :func:`_resident_bytes`)."""
     children: dict[int, list[int]] = {}
@@ -126,7 +126,7 @@ class PeakMemory:
 
     def _run(self):
         while not self._stop.is_set():
-            self.peak = max(self.peak, tree_rss_bytes(os.getpid()))
+            self.peak = max(self.peak, tree_resident_bytes(os.getpid()))
             self._stop.wait(0.2)
 
     def __enter__(self):

@@ -403,8 +403,7 @@ def _record_feeds(lake: Lake, signals: DataFrame, discovered: DataFrame, pattern
 
 def _record_prune(lake: Lake, doomed: DataFrame, inputs: _Inputs, run_id: str, pruned_at: datetime) -> int:
     """The audit record of the prune (module docstring, step 4); returns the links it deletes."""
-    touching = R.links_touching(inputs.links, doomed).localCheckpoint(
-        eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
+    touching = R.links_touching(inputs.links, doomed).localCheckpoint(eager=True)
     audit = (
         doomed.join(inputs.pages, on=S.PAGE_ID, how="left")
         .join(R.links_per_page(touching, doomed), on=S.PAGE_ID, how="left")
@@ -446,8 +445,7 @@ def _apply_prune(ctx: StepContext, run_id: str) -> None:
     # the pages DELETE committed, so each such link is either seen here or its ingest finds the
     # page gone (``check_pages_still_there``).  A pruned page an ingest inserted again keeps its links.
     gone = doomed.join(lake.read(S.PAGES_TABLE).select(S.PAGE_ID), on=S.PAGE_ID, how="left_anti")
-    dangling = R.links_touching(lake.read(S.LINKS_TABLE), gone).localCheckpoint(
-        eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
+    dangling = R.links_touching(lake.read(S.LINKS_TABLE), gone).localCheckpoint(eager=True)
     if dangling.limit(1).count():
         log.warning("reward run %s: deleting %d links a concurrent ingest added to pruned pages", run_id,
                     dangling.count())
