@@ -18,8 +18,9 @@ JVM plus Python workers, each page counted once, sampled every 0.2 s), shuffle b
 (Spark's REST API, summed over the step's stages) and bytes per edge of the step's Delta output.
 Then, between consecutive sizes, the growth exponent log(t2/t1)/log(m2/m1) of each step's time
 (m = links; 1.0 is linear), and ends with ``pagerank_iteration_exponent_<a>_<b>=X`` for the
-smallest and largest size of the run (the acceptance figure uses 5M and 50M).  Absolute times depend on the machine's load;
-exponents are ratios measured in the same process and are the figures to compare.
+smallest and largest size of the run (the acceptance figure uses 5M and 50M).  Absolute times
+depend on the machine's load; exponents are ratios measured in the same process and are the
+figures to compare.
 
     python bench/scale.py --model [--model-links 20M] [--model-blocks 8,32,128] [--model-iterations 3]
 
