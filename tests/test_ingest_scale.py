@@ -121,3 +121,32 @@ def test_host_order_keeps_hosts_contiguous_whatever_the_ids(spark):
         "page_id LONG, url_key STRING")
     expected = spark.createDataFrame([(5, 0), (0, 1), (2, 2), (4, 3), (1, 4), (3, 5)], "page_id LONG, position LONG")
     assertDataFrameEqual(host_order(pages), expected)
+
+
+def _cached_bytes(spark) -> int:
+    return sum(info.memSize() + info.diskSize() for info in spark.sparkContext._jsc.sc().getRDDStorageInfo())
+
+
+def test_uncompressed_cache_stores_without_compression_and_restores_the_setting(spark):
+    from pyspark.sql import functions as F
+
+    from linkgraph.steps.edges import COLUMNAR_CACHE_COMPRESSED, uncompressed_cache
+
+    def cached_size(compressed_default: bool) -> int:
+        frame = spark.range(20_000, numPartitions=1).select(F.lit("http://www.example.com/" * 4).alias("url"))
+        before = _cached_bytes(spark)
+        if compressed_default:
+            frame = frame.persist()
+        else:
+            with uncompressed_cache(spark):
+                frame = frame.persist()
+        frame.count()
+        size = _cached_bytes(spark) - before
+        frame.unpersist(blocking=True)
+        return size
+
+    assert spark.conf.get(COLUMNAR_CACHE_COMPRESSED) in (None, "true")
+    compressed, plain = cached_size(True), cached_size(False)
+    # 20,000 copies of a 92-character string: a few KB compressed, over 1.8 MB as they are
+    assert plain > 1_800_000 > 100 * compressed, (plain, compressed)
+    assert spark.conf.get(COLUMNAR_CACHE_COMPRESSED, None) in (None, "true")

@@ -275,19 +275,17 @@ def split_duplicates(valid: DataFrame) -> tuple[DataFrame, DataFrame]:
 
 
 def batch_pages(links: DataFrame) -> DataFrame:
-    """One row per canonical URL seen at either end of a link, with first/last sighting."""
-    ends = links.select(
-        F.col(SRC_URL).alias(S.URL), F.col(SRC_HOST).alias(S.HOST), F.col(SRC_DOMAIN).alias(S.REGISTERED_DOMAIN),
-        DISCOVERED, LAST_SEEN,
-    ).unionByName(
-        links.select(
-            F.col(DST_URL).alias(S.URL), F.col(DST_HOST).alias(S.HOST), F.col(DST_DOMAIN).alias(S.REGISTERED_DOMAIN),
-            DISCOVERED, LAST_SEEN,
-        )
-    )
-    return ends.groupBy(S.URL).agg(
-        F.first(S.HOST).alias(S.HOST),
-        F.first(S.REGISTERED_DOMAIN).alias(S.REGISTERED_DOMAIN),
+    """One row per canonical URL seen at either end of a link, with first/last sighting.
+
+    One pass over ``links`` (both ends exploded from each row).  Host and registered domain are
+    functions of the canonical URL, so grouping by them too changes no group and keeps every
+    aggregation buffer fixed-width: Spark aggregates by hash instead of sorting the URLs."""
+    def end(url: str, host: str, domain: str) -> Column:
+        return F.struct(F.col(url).alias(S.URL), F.col(host).alias(S.HOST), F.col(domain).alias(S.REGISTERED_DOMAIN))
+
+    ends = links.select(F.explode(F.array(end(SRC_URL, SRC_HOST, SRC_DOMAIN), end(DST_URL, DST_HOST, DST_DOMAIN)))
+                        .alias("_end"), DISCOVERED, LAST_SEEN).select("_end.*", DISCOVERED, LAST_SEEN)
+    return ends.groupBy(S.URL, S.HOST, S.REGISTERED_DOMAIN).agg(
         F.min(DISCOVERED).alias(S.FIRST_SEEN_AT),
         F.max(LAST_SEEN).alias(S.LAST_SEEN_AT),
     )

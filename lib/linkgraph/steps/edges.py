@@ -3,10 +3,12 @@ shared by every input format (crawl formats included, see ``linkgraph.crawl``)."
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from pyspark import StorageLevel
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from linkgraph import ingest as I
@@ -58,6 +60,28 @@ def count_rejects(rejects: DataFrame, report: IngestReport) -> None:
     report.rejected = sum(report.rejected_by_reason.values())
 
 
+COLUMNAR_CACHE_COMPRESSED = "spark.sql.inMemoryColumnarStorage.compressed"
+
+
+@contextmanager
+def uncompressed_cache(spark: SparkSession) -> Iterator[None]:
+    """Frames cached (``persist``) inside the block are stored without Spark's columnar
+    compression (the session's setting is restored after it).  Compressing the ranked records
+    (wide rows of long, distinct strings) cost more than ranking them and saved little (1M
+    records, local[2]: ranking 14.8 s, ranking and caching compressed 24.9 s, uncompressed
+    17.6 s; 64.0 MB cached compressed, 77.5 MB uncompressed).  What does not fit in memory
+    spills to disk (MEMORY_AND_DISK)."""
+    before = spark.conf.get(COLUMNAR_CACHE_COMPRESSED, None)
+    spark.conf.set(COLUMNAR_CACHE_COMPRESSED, "false")
+    try:
+        yield
+    finally:
+        if before is None:
+            spark.conf.unset(COLUMNAR_CACHE_COMPRESSED)
+        else:
+            spark.conf.set(COLUMNAR_CACHE_COMPRESSED, before)
+
+
 def ingest_edges(lake: Lake, config: Config, raw: DataFrame, report: IngestReport) -> None:
     """Validate raw edge records and upsert them: rejects, pages (new ones numbered), links.
 
@@ -65,7 +89,8 @@ def ingest_edges(lake: Lake, config: Config, raw: DataFrame, report: IngestRepor
     shuffle), cached once, and counted per outcome in one aggregate.  The rejects are committed
     first, straight from that cache, which is then released once the links have their page ids.
     """
-    ranked = I.rank_sightings(I.validate_edges(raw, config.ingest)).persist(StorageLevel.MEMORY_AND_DISK)
+    with uncompressed_cache(raw.sparkSession):
+        ranked = I.rank_sightings(I.validate_edges(raw, config.ingest)).persist(StorageLevel.MEMORY_AND_DISK)
     resolved = batch_pages = None
     try:
         outcomes = I.outcome_counts(ranked)
