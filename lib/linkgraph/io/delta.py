@@ -81,10 +81,15 @@ CRASH_HOOK = CrashHook()
 
 @dataclass(frozen=True)
 class MergeMetrics:
+    """Rows a MERGE inserted, updated and deleted, and the table version it committed (None
+    when it changed no row)."""
     inserted: int
     updated: int
     deleted: int
-    version: int
+    version: int | None
+
+
+NOTHING_MERGED = MergeMetrics(inserted=0, updated=0, deleted=0, version=None)
 
 
 class Lake:
@@ -275,38 +280,29 @@ class Lake:
         touches only the files whose statistics overlap them, so the cost follows the batch, not
         the table.
         """
-        version_before = self.version(table)
         condition = _merge_condition(updates, keys, prune_on, target_filter)
         if condition is None:
-            return _nothing_merged(version_before)
+            return NOTHING_MERGED
         merge = self.delta_table(table).alias("t").merge(updates.alias("s"), condition)
         if update_set is None:
             update_set = {c: f"s.`{c}`" for c in updates.columns if c not in keys}
         if update_set:
             values: dict[str, str | Column] = dict(update_set)
             merge = merge.whenMatchedUpdate(condition=update_condition, set=values)
-        merge.whenNotMatchedInsertAll().execute()
-        return self._committed_merge(table, version_before)
+        return self._committed_merge(table, merge.whenNotMatchedInsertAll().execute())
 
-    def _committed_merge(self, table: str, version_before: int | None) -> MergeMetrics:
-        metrics = self._merge_metrics_since(table, version_before)
-        # a MERGE that changed no row (Delta may still write a version) leaves the table as it was
-        if metrics.version != version_before and (metrics.inserted or metrics.updated or metrics.deleted):
-            self._committed(table, metrics.version)
-        return metrics
-
-    def _merge_metrics_since(self, table: str, version_before: int | None) -> MergeMetrics:
-        """Row counts of the MERGE committed after ``version_before`` (zeros if none was)."""
-        last = one_row(self.delta_table(table).history(1).select("version", "operation", "operationMetrics"))
-        if last["version"] == version_before or last["operation"] != "MERGE":
-            return MergeMetrics(inserted=0, updated=0, deleted=0, version=int(last["version"]))
-        metrics = last["operationMetrics"] or {}
-        return MergeMetrics(
-            inserted=int(metrics.get("numTargetRowsInserted", 0)),
-            updated=int(metrics.get("numTargetRowsUpdated", 0)),
-            deleted=int(metrics.get("numTargetRowsDeleted", 0)),
-            version=int(last["version"]),
-        )
+    def _committed_merge(self, table: str, result: DataFrame) -> MergeMetrics:
+        """The counts of an executed MERGE, from the one row its execution returns (computed on
+        the driver: no Spark job, no read of the table's history).  A MERGE that changed no row
+        leaves the table as it was; one that did is recorded with the table's version after it."""
+        row = one_row(result)
+        inserted, updated, deleted = (int(row[c] or 0) for c in ("num_inserted_rows", "num_updated_rows",
+                                                                 "num_deleted_rows"))
+        if not (inserted or updated or deleted):
+            return NOTHING_MERGED
+        version = self.current_version(table)
+        self._committed(table, version)
+        return MergeMetrics(inserted=inserted, updated=updated, deleted=deleted, version=version)
 
     # --- reward ranking (issue 6): time travel and deletes ---------------------------------------
 
@@ -321,14 +317,12 @@ class Lake:
                         prune_on: str | None = None) -> MergeMetrics:
         """Delete the rows of ``table`` whose ``keys`` equal a row of ``keys_df`` (distinct keys) in
         one MERGE commit; returns its counts (``deleted``).  ``prune_on``: as in :meth:`merge`."""
-        version_before = self.version(table)
         keys_df = keys_df.select(*keys)
         condition = _merge_condition(keys_df, keys, prune_on, None)
         if condition is None:
-            return _nothing_merged(version_before)
+            return NOTHING_MERGED
         merge = self.delta_table(table).alias("t").merge(keys_df.alias("s"), condition)
-        merge.whenMatchedDelete().execute()
-        return self._committed_merge(table, version_before)
+        return self._committed_merge(table, merge.whenMatchedDelete().execute())
 
 
 # --- key ranges: batch-proportional MERGEs -------------------------------------------------------
@@ -380,10 +374,6 @@ def ranges_condition(column: str, ranges: list[tuple[int, int]]) -> str:
     if not ranges:
         return "false"
     return "(" + " OR ".join(f"{column} BETWEEN {lo} AND {hi}" for lo, hi in ranges) + ")"
-
-
-def _nothing_merged(version: int | None) -> MergeMetrics:
-    return MergeMetrics(inserted=0, updated=0, deleted=0, version=-1 if version is None else version)
 
 
 def _merge_condition(source: DataFrame, keys: list[str], prune_on: str | None, target_filter: str | None) -> str | None:
