@@ -150,3 +150,24 @@ def test_uncompressed_cache_stores_without_compression_and_restores_the_setting(
     # 20,000 copies of a 92-character string: a few KB compressed, over 1.8 MB as they are
     assert plain > 1_800_000 > 100 * compressed, (plain, compressed)
     assert spark.conf.get(COLUMNAR_CACHE_COMPRESSED, None) in (None, "true")
+
+
+def test_links_take_the_same_ids_by_broadcast_and_by_shuffle(spark):
+    from datetime import datetime as dt
+
+    from linkgraph import ingest as I
+
+    day = dt(2026, 1, 1)
+    links = spark.createDataFrame(
+        [("http://a.com/", "http://b.com/", "to b", None, "EXTERNAL", "CONTENT", day, day),
+         ("http://b.com/", "http://a.com/", "to a", "ctx", "EXTERNAL", None, day, day),
+         ("http://a.com/", "http://c.com/", "no id for c", None, "EXTERNAL", None, day, day)],
+        f"{I.SRC_URL} string, {I.DST_URL} string, anchor_text string, context_window string, link_type string, "
+        f"position string, {I.DISCOVERED} timestamp, {I.LAST_SEEN} timestamp")
+    ids = spark.createDataFrame([("http://a.com/", 7), ("http://b.com/", 3)], "url string, page_id long")
+    expected = [Row(src_id=7, dst_id=3, anchor_text="to b", context_window=None, link_type="EXTERNAL",
+                    position="CONTENT", discovered_at=day, last_seen_at=day),
+                Row(src_id=3, dst_id=7, anchor_text="to a", context_window="ctx", link_type="EXTERNAL",
+                    position=None, discovered_at=day, last_seen_at=day)]
+    for broadcast_ids in (True, False):
+        assertDataFrameEqual(I.links_with_ids(links, ids, broadcast_ids), expected)

@@ -87,6 +87,9 @@ class IngestConfig:
 
     Lengths are in characters.  ``self_links``: ``reject`` writes a link from a page to itself to
     ``rejects`` with reason SELF_LINK; ``keep`` stores it like any other link.
+    ``broadcast_pages``: a batch with at most this many distinct pages gives its links their page
+    ids from a broadcast (url, page_id) table (about 100 bytes a page on every executor), without
+    shuffling the link records; a larger one joins by shuffling (0: always).
     """
 
     self_links: str = "reject"
@@ -94,6 +97,7 @@ class IngestConfig:
     max_anchor_length: int = 1000
     max_context_length: int = 500
     csv_delimiter: str = ","
+    broadcast_pages: int = 500_000
 
     def __post_init__(self) -> None:
         if self.self_links not in ("reject", "keep"):
@@ -101,6 +105,8 @@ class IngestConfig:
         for name in ("max_url_length", "max_anchor_length", "max_context_length"):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"ingest.{name} must be positive")
+        if self.broadcast_pages < 0:
+            raise ConfigError("ingest.broadcast_pages must be 0 or more")
 
 
 @dataclass(frozen=True)

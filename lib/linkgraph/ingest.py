@@ -316,19 +316,25 @@ def new_pages_with_ids(pages_batch: DataFrame, existing_pages: DataFrame, first_
     return pages_with_ids(pages_batch, existing_pages, first_id).where(F.col(S.PAGE_ID) >= first_id)
 
 
-def links_with_ids(links: DataFrame, ids: DataFrame) -> DataFrame:
+def links_with_ids(links: DataFrame, ids: DataFrame, broadcast_ids: bool = False) -> DataFrame:
     """Resolve both endpoint URLs to page ids; the result is in the ``links`` schema.
 
     ``ids``: (url, page_id) of every URL of the batch (and maybe others: a link whose end has no
-    id is dropped).  The ids are resolved on narrow frames, the batch's (src_url, dst_url) pairs;
-    the full records are joined once, to their pair (links hold one row per pair).
+    id is dropped).  With ``broadcast_ids`` (``ids`` small enough to reach every task whole) each
+    record takes both ids where it is, by two broadcast hash joins: the records are not shuffled.
+    Otherwise the ids are resolved on narrow frames, the batch's (src_url, dst_url) pairs, and the
+    full records are joined once, to their pair (links hold one row per pair).
     """
     ids = ids.select(S.URL, S.PAGE_ID)
     src_ids = ids.select(F.col(S.URL).alias(SRC_URL), F.col(S.PAGE_ID).alias(S.SRC_ID))
     dst_ids = ids.select(F.col(S.URL).alias(DST_URL), F.col(S.PAGE_ID).alias(S.DST_ID))
-    pairs = (links.select(SRC_URL, DST_URL).join(src_ids, on=SRC_URL, how="inner")
-             .join(dst_ids, on=DST_URL, how="inner"))
-    resolved = links.join(pairs, on=[SRC_URL, DST_URL], how="inner")
+    if broadcast_ids:
+        resolved = (links.join(F.broadcast(src_ids), on=SRC_URL, how="inner")
+                    .join(F.broadcast(dst_ids), on=DST_URL, how="inner"))
+    else:
+        pairs = (links.select(SRC_URL, DST_URL).join(src_ids, on=SRC_URL, how="inner")
+                 .join(dst_ids, on=DST_URL, how="inner"))
+        resolved = links.join(pairs, on=[SRC_URL, DST_URL], how="inner")
     return resolved.select(
         S.SRC_ID, S.DST_ID, S.ANCHOR_TEXT, S.CONTEXT_WINDOW, S.LINK_TYPE, S.POSITION,
         F.col(DISCOVERED).alias(S.DISCOVERED_AT), F.col(LAST_SEEN).alias(S.LAST_SEEN_AT),

@@ -66,11 +66,11 @@ COLUMNAR_CACHE_COMPRESSED = "spark.sql.inMemoryColumnarStorage.compressed"
 @contextmanager
 def uncompressed_cache(spark: SparkSession) -> Iterator[None]:
     """Frames cached (``persist``) inside the block are stored without Spark's columnar
-    compression (the session's setting is restored after it).  Compressing the ranked records
-    (wide rows of long, distinct strings) cost more than ranking them and saved little (1M
-    records, local[2]: ranking 14.8 s, ranking and caching compressed 24.9 s, uncompressed
-    17.6 s; 64.0 MB cached compressed, 77.5 MB uncompressed).  What does not fit in memory
-    spills to disk (MEMORY_AND_DISK)."""
+    compression (the session's setting is restored after it): ingest caches rows of long,
+    distinct strings (URLs, anchors), which compress little for much CPU.  Compressing the ranked
+    records cost more than ranking them (1M records, local[2]: ranking 14.8 s, ranking and
+    caching compressed 24.9 s, uncompressed 17.6 s; 64.0 MB cached compressed, 77.5 MB
+    uncompressed).  What does not fit in memory spills to disk (MEMORY_AND_DISK)."""
     before = spark.conf.get(COLUMNAR_CACHE_COMPRESSED, None)
     spark.conf.set(COLUMNAR_CACHE_COMPRESSED, "false")
     try:
@@ -104,7 +104,9 @@ def ingest_edges(lake: Lake, config: Config, raw: DataFrame, report: IngestRepor
         pages_read_version, new_from, batch_pages = _upsert_url_pages(lake, links, report)
         # ids as this ingest read and wrote them (a page a concurrent prune deleted since is
         # caught below); the id joins run once for up to two links MERGEs and their key ranges
-        resolved = I.links_with_ids(links, batch_pages).persist(StorageLevel.MEMORY_AND_DISK)
+        broadcast_ids = batch_pages.count() <= config.ingest.broadcast_pages
+        with uncompressed_cache(lake.spark):
+            resolved = I.links_with_ids(links, batch_pages, broadcast_ids).persist(StorageLevel.MEMORY_AND_DISK)
         resolved.count()
         batch_pages.unpersist()
         ranked.unpersist()
@@ -129,7 +131,9 @@ def _upsert_url_pages(lake: Lake, links: DataFrame, report: IngestReport) -> tup
             f"lake {lake.root} holds an arc-list graph (pages without URLs); ingest URL edges into a lake of their own"
         )
     first_new_id = T.max_page_id_of(existing) + 1
-    batch_pages = I.pages_with_ids(I.batch_pages(links), existing, first_new_id).persist(StorageLevel.MEMORY_AND_DISK)
+    with uncompressed_cache(lake.spark):
+        batch_pages = I.pages_with_ids(I.batch_pages(links), existing, first_new_id).persist(
+            StorageLevel.MEMORY_AND_DISK)
     try:
         report.pages_inserted, report.pages_updated = T.upsert_pages(lake, batch_pages, key=S.URL)
         alone = guard_new_page_ids(lake, pages_read_version, batch_pages.where(F.col(S.PAGE_ID) >= first_new_id))
