@@ -123,8 +123,10 @@ def test_host_order_keeps_hosts_contiguous_whatever_the_ids(spark):
     assertDataFrameEqual(host_order(pages), expected)
 
 
-def _cached_bytes(spark) -> int:
-    return sum(info.memSize() + info.diskSize() for info in spark.sparkContext._jsc.sc().getRDDStorageInfo())
+def _cached_bytes(spark, column: str) -> int:
+    """Bytes (memory and disk) Spark holds for the cached frames whose plan names ``column``."""
+    return sum(info.memSize() + info.diskSize() for info in spark.sparkContext._jsc.sc().getRDDStorageInfo()
+               if f" AS {column}#" in info.name())
 
 
 def test_uncompressed_cache_stores_without_compression_and_restores_the_setting(spark):
@@ -132,24 +134,24 @@ def test_uncompressed_cache_stores_without_compression_and_restores_the_setting(
 
     from linkgraph.steps.edges import COLUMNAR_CACHE_COMPRESSED, uncompressed_cache
 
-    def cached_size(compressed_default: bool) -> int:
-        frame = spark.range(20_000, numPartitions=1).select(F.lit("http://www.example.com/" * 4).alias("url"))
-        before = _cached_bytes(spark)
-        if compressed_default:
-            frame = frame.persist()
-        else:
+    def cached_size(column: str, uncompressed: bool) -> int:
+        frame = spark.range(20_000, numPartitions=1).select(F.lit("http://www.example.com/" * 4).alias(column))
+        if uncompressed:
             with uncompressed_cache(spark):
                 frame = frame.persist()
+        else:
+            frame = frame.persist()
         frame.count()
-        size = _cached_bytes(spark) - before
+        size = _cached_bytes(spark, column)
         frame.unpersist(blocking=True)
         return size
 
-    assert spark.conf.get(COLUMNAR_CACHE_COMPRESSED) in (None, "true")
-    compressed, plain = cached_size(True), cached_size(False)
+    setting = spark.conf.get(COLUMNAR_CACHE_COMPRESSED, None)
+    assert setting in (None, "true"), setting
+    compressed, plain = cached_size("probe_compressed", False), cached_size("probe_uncompressed", True)
     # 20,000 copies of a 92-character string: a few KB compressed, over 1.8 MB as they are
-    assert plain > 1_800_000 > 100 * compressed, (plain, compressed)
-    assert spark.conf.get(COLUMNAR_CACHE_COMPRESSED, None) in (None, "true")
+    assert plain > 1_800_000 > 100 * compressed > 0, (plain, compressed)
+    assert spark.conf.get(COLUMNAR_CACHE_COMPRESSED, None) == setting
 
 
 def test_links_take_the_same_ids_by_broadcast_and_by_shuffle(spark):
