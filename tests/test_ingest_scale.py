@@ -153,6 +153,16 @@ def test_uncompressed_cache_stores_without_compression_and_restores_the_setting(
     assert plain > 1_800_000 > 100 * compressed > 0, (plain, compressed)
     assert spark.conf.get(COLUMNAR_CACHE_COMPRESSED, None) == setting
 
+    # two ingests in threads of one session: the setting is restored when the last block ends,
+    # whichever ends first
+    first, second = uncompressed_cache(spark), uncompressed_cache(spark)
+    first.__enter__()
+    second.__enter__()
+    first.__exit__(None, None, None)
+    assert spark.conf.get(COLUMNAR_CACHE_COMPRESSED) == "false"
+    second.__exit__(None, None, None)
+    assert spark.conf.get(COLUMNAR_CACHE_COMPRESSED, None) == setting
+
 
 def test_links_take_the_same_ids_by_broadcast_and_by_shuffle(spark):
     from datetime import datetime as dt

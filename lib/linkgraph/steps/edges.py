@@ -3,6 +3,7 @@ shared by every input format (crawl formats included, see ``linkgraph.crawl``)."
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -61,25 +62,39 @@ def count_rejects(rejects: DataFrame, report: IngestReport) -> None:
 
 
 COLUMNAR_CACHE_COMPRESSED = "spark.sql.inMemoryColumnarStorage.compressed"
+# per session: (blocks open, the setting before the first of them); ingests may run concurrently
+# in threads of one session (a notebook, the concurrency tests), and the last one out restores it
+_UNCOMPRESSED_BLOCKS: dict[int, tuple[int, str | None]] = {}
+_UNCOMPRESSED_LOCK = threading.Lock()
 
 
 @contextmanager
 def uncompressed_cache(spark: SparkSession) -> Iterator[None]:
     """Frames cached (``persist``) inside the block are stored without Spark's columnar
-    compression (the session's setting is restored after it): ingest caches rows of long,
-    distinct strings (URLs, anchors), which compress little for much CPU.  Compressing the ranked
-    records cost more than ranking them (1M records, local[2]: ranking 14.8 s, ranking and
-    caching compressed 24.9 s, uncompressed 17.6 s; 64.0 MB cached compressed, 77.5 MB
-    uncompressed).  What does not fit in memory spills to disk (MEMORY_AND_DISK)."""
-    before = spark.conf.get(COLUMNAR_CACHE_COMPRESSED, None)
-    spark.conf.set(COLUMNAR_CACHE_COMPRESSED, "false")
+    compression; the session's setting is restored when the last such block (of any thread) ends.
+    Ingest caches rows of long, distinct strings (URLs, anchors), which compress little for much
+    CPU.  Compressing the ranked records cost more than ranking them (1M records, local[2]:
+    ranking 14.8 s, ranking and caching compressed 24.9 s, uncompressed 17.6 s; 64.0 MB cached
+    compressed, 77.5 MB uncompressed).  What does not fit in memory spills to disk
+    (MEMORY_AND_DISK)."""
+    key = id(spark)
+    with _UNCOMPRESSED_LOCK:
+        open_blocks, before = _UNCOMPRESSED_BLOCKS.get(key, (0, None))
+        if not open_blocks:
+            before = spark.conf.get(COLUMNAR_CACHE_COMPRESSED, None)
+            spark.conf.set(COLUMNAR_CACHE_COMPRESSED, "false")
+        _UNCOMPRESSED_BLOCKS[key] = (open_blocks + 1, before)
     try:
         yield
     finally:
-        if before is None:
-            spark.conf.unset(COLUMNAR_CACHE_COMPRESSED)
-        else:
-            spark.conf.set(COLUMNAR_CACHE_COMPRESSED, before)
+        with _UNCOMPRESSED_LOCK:
+            open_blocks, before = _UNCOMPRESSED_BLOCKS.pop(key)
+            if open_blocks > 1:
+                _UNCOMPRESSED_BLOCKS[key] = (open_blocks - 1, before)
+            elif before is None:
+                spark.conf.unset(COLUMNAR_CACHE_COMPRESSED)
+            else:
+                spark.conf.set(COLUMNAR_CACHE_COMPRESSED, before)
 
 
 def ingest_edges(lake: Lake, config: Config, raw: DataFrame, report: IngestReport) -> None:
@@ -89,7 +104,7 @@ def ingest_edges(lake: Lake, config: Config, raw: DataFrame, report: IngestRepor
     shuffle), cached once, and counted per outcome in one aggregate.  The rejects are committed
     first, straight from that cache, which is then released once the links have their page ids.
     """
-    with uncompressed_cache(raw.sparkSession):
+    with uncompressed_cache(lake.spark):
         ranked = I.rank_sightings(I.validate_edges(raw, config.ingest)).persist(StorageLevel.MEMORY_AND_DISK)
     resolved = batch_pages = None
     try:
