@@ -153,6 +153,41 @@ def test_simultaneous_ingests_both_land(spark, batches, tmp_path, caplog):
         assertDataFrameEqual(got, expected)
 
 
+@pytest.mark.parametrize("half_created", ["empty log directory", "temporary commit file"])
+def test_creating_a_table_another_job_is_creating_waits_for_its_first_commit(spark, tmp_path, half_created):
+    """The other job has made the table's ``_delta_log`` but not yet written its first commit (the
+    moment the free race above can hit): ``ensure`` waits for that commit instead of failing, and
+    does not count the table as its own.  A directory that never becomes a table still fails."""
+    import shutil
+
+    from linkgraph.io.delta import Lake
+
+    other = Lake(spark, config_from_dict({"lake": {"path": str(tmp_path / "other")}}).lake)
+    other.ensure(S.REJECTS_TABLE, S.REJECTS)
+    first_commit = tmp_path / "other" / S.REJECTS_TABLE / "_delta_log" / f"{0:020d}.json"
+
+    lake = Lake(spark, config_from_dict({"lake": {"path": str(tmp_path / "lake")}}).lake)
+    log_dir = tmp_path / "lake" / S.REJECTS_TABLE / "_delta_log"
+    log_dir.mkdir(parents=True)
+    if half_created == "temporary commit file":
+        (log_dir / f".{0:020d}.json.0f1e2d.tmp").write_text("{}")
+    committer = threading.Timer(2.0, shutil.copy, (first_commit, log_dir))
+    committer.start()
+    started = time.monotonic()
+    lake.ensure(S.REJECTS_TABLE, S.REJECTS)
+    committer.join()
+    assert time.monotonic() - started >= 2.0
+    assert lake.commits == []
+    assert lake.read(S.REJECTS_TABLE).columns == S.REJECTS.fieldNames()
+
+    stray = tmp_path / "lake" / "sitemaps"
+    stray.mkdir()
+    (stray / "notes.txt").write_text("not a table")
+    lake.CREATION_WAIT_SECONDS = 1.0
+    with pytest.raises(Exception, match="sitemaps"):
+        lake.ensure("sitemaps", S.REJECTS)
+
+
 def test_page_id_guard_removes_its_pages_even_when_its_delete_conflicts(spark, batches, tmp_path, monkeypatch):
     """Two ingests numbered new pages from the same maximum and both committed: the later one's
     guard deletes its own new pages; a conflict on that delete is retried, so no id stays shared."""

@@ -89,10 +89,18 @@ class MergeMetrics:
     version: int | None
 
 
+# what creating a table fails with while another job is creating it (its first commit not yet written)
+CREATED_CONCURRENTLY_ERRORS = ("DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION", "DELTA_TABLE_NOT_FOUND")
+# what loading such a table fails with until that commit is written
+NOT_YET_A_TABLE_ERRORS = ("DELTA_TABLE_NOT_FOUND", "DELTA_MISSING_DELTA_TABLE")
+
 NOTHING_MERGED = MergeMetrics(inserted=0, updated=0, deleted=0, version=None)
 
 
 class Lake:
+    # how long a create that met another job's half-created table waits for its first commit
+    CREATION_WAIT_SECONDS = 30.0
+
     def __init__(self, spark: SparkSession, lake_config: LakeConfig):
         self.spark = spark
         self.config = lake_config
@@ -161,7 +169,7 @@ class Lake:
     def ensure(self, table: str, schema: StructType, cluster_by: list[str] | None = None) -> None:
         """Create ``table`` empty with ``schema`` unless it exists (a no-op commit is avoided);
         with ``cluster_by``, liquid-clustered by those columns and with deletion vectors on."""
-        if self.exists(table) and self._first_commit_seen(table):
+        if self.exists(table) and self._first_commit_seen(table, self.CREATION_WAIT_SECONDS):
             return
         builder = DeltaTable.createIfNotExists(self.spark).addColumns(schema)
         if cluster_by:
@@ -179,28 +187,29 @@ class Lake:
         self._committed(table, 0)
         log.info("created Delta table %s", self.location(table))
 
-    def _created_concurrently(self, table: str, exc: Exception, wait_seconds: float = 30.0) -> bool:
+    def _created_concurrently(self, table: str, exc: Exception) -> bool:
         """True when creating ``table`` failed because another job was creating it at the same
-        moment: its directory already held files but not yet a first commit
-        (``DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION``), and that commit appears within
-        ``wait_seconds``.  A directory that stays a non-Delta one is a real error."""
-        if "DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION" not in str(exc):
+        moment and its first commit appears within ``CREATION_WAIT_SECONDS``.  The other job's
+        ``_delta_log`` directory exists a moment before its first commit: meanwhile a create here
+        fails with ``DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION`` (or ``DELTA_TABLE_NOT_FOUND``)
+        and ``exists`` is still false.  A directory that stays a non-Delta one is a real error."""
+        if not any(code in str(exc) for code in CREATED_CONCURRENTLY_ERRORS):
             return False
-        return self.exists(table) and self._first_commit_seen(table, wait_seconds)
+        return self._first_commit_seen(table, self.CREATION_WAIT_SECONDS)
 
-    def _first_commit_seen(self, table: str, wait_seconds: float = 30.0) -> bool:
-        """True once the table's first commit is readable.  A table another job is creating has a
-        ``_delta_log`` directory (``exists`` is true) a moment before its first commit, and reading
-        it in between fails with ``DELTA_TABLE_NOT_FOUND``: wait up to ``wait_seconds`` for it."""
+    def _first_commit_seen(self, table: str, wait_seconds: float) -> bool:
+        """True once the table's first commit is readable, polled for up to ``wait_seconds``.
+        ``exists`` is not polled: it answers from the session's cached Delta log, which only
+        loading the table refreshes."""
         if self.uses_catalog:
-            return True
+            return self.exists(table)
         deadline = time.monotonic() + wait_seconds
         while True:
             try:
                 self.delta_table(table)
                 return True
             except Exception as exc:
-                if "DELTA_TABLE_NOT_FOUND" not in str(exc):
+                if not any(code in str(exc) for code in NOT_YET_A_TABLE_ERRORS):
                     raise
             if time.monotonic() >= deadline:
                 return False
