@@ -6,6 +6,8 @@ from __future__ import annotations
 from datetime import datetime
 
 from pyspark.sql import Row
+from pyspark.sql import functions as F
+from pyspark.sql.types import StringType, StructField, StructType
 from pyspark.testing import assertDataFrameEqual
 
 from linkgraph import schemas as S
@@ -183,3 +185,35 @@ def test_links_take_the_same_ids_by_broadcast_and_by_shuffle(spark):
                     position=None, discovered_at=day, last_seen_at=day)]
     for broadcast_ids in (True, False):
         assertDataFrameEqual(I.links_with_ids(links, ids, broadcast_ids), expected)
+
+
+def test_sightings_of_a_pair_are_ranked_latest_then_smallest_anchor_with_widened_times(spark):
+    """One pair seen three times (two forms of its source URL), another once, one invalid record:
+    the representative is the latest sighting, the smaller anchor breaking the tie; every sighting
+    of the pair carries the pair's earliest discovery and latest sighting; an invalid record has no
+    rank and keeps its own times."""
+    from linkgraph import ingest as I
+    from linkgraph.config import IngestConfig
+
+    def record(from_url, to_url, anchor, discovered, last_seen):
+        values = {S.FROM_URL: from_url, S.TO_URL: to_url, S.ANCHOR_TEXT: anchor,
+                  S.DISCOVERED_AT: f"{discovered}T12:00:00Z", S.LAST_SEEN_AT: f"{last_seen}T12:00:00Z"}
+        return tuple(values.get(f.name) for f in S.RAW_EDGE_RECORD.fields) + (None,)
+
+    raw = spark.createDataFrame(
+        [record("http://a.com/x", "http://b.com/y", "zeta", "2026-01-02", "2026-01-03"),
+         record("http://A.com:80/x", "http://b.com/y", "alpha", "2026-01-01", "2026-01-03"),
+         record("http://a.com/x", "http://b.com/y", "first", "2025-12-30", "2026-01-02"),
+         record("http://b.com/y", "http://a.com/x", "back", "2026-01-05", "2026-01-06"),
+         record("mailto:someone@a.com", "http://b.com/y", "invalid", "2026-01-07", "2026-01-08")],
+        StructType([*S.RAW_EDGE_RECORD.fields, StructField(I.CORRUPT_RECORD, StringType())]))
+    ranked = I.rank_sightings(I.validate_edges(raw, IngestConfig()))
+    got = ranked.select(S.ANCHOR_TEXT, I.RANK, F.date_format(I.DISCOVERED, "yyyy-MM-dd").alias("discovered"),
+                        F.date_format(I.LAST_SEEN, "yyyy-MM-dd").alias("last_seen"))
+    assertDataFrameEqual(got, [
+        Row(anchor_text="alpha", _rank=1, discovered="2025-12-30", last_seen="2026-01-03"),
+        Row(anchor_text="zeta", _rank=2, discovered="2025-12-30", last_seen="2026-01-03"),
+        Row(anchor_text="first", _rank=3, discovered="2025-12-30", last_seen="2026-01-03"),
+        Row(anchor_text="back", _rank=1, discovered="2026-01-05", last_seen="2026-01-06"),
+        Row(anchor_text="invalid", _rank=None, discovered="2026-01-07", last_seen="2026-01-08"),
+    ])

@@ -149,12 +149,12 @@ def validate_edges(raw: DataFrame, config: IngestConfig) -> DataFrame:
     src, dst = F.col("_src"), F.col("_dst")
     given_type = F.upper(F.trim(F.col(S.LINK_TYPE)))
     position = F.upper(F.trim(F.col(S.POSITION)))
-    checked = (
-        raw.withColumn("_src", canonical_url(F.col(S.FROM_URL)))
-        .withColumn("_dst", canonical_url(F.col(S.TO_URL)))
-        .withColumn(DISCOVERED, _parse_timestamp(S.DISCOVERED_AT))
-        .withColumn(LAST_SEEN, _parse_timestamp(S.LAST_SEEN_AT))
-    )
+    checked = raw.withColumns({
+        "_src": canonical_url(F.col(S.FROM_URL)),
+        "_dst": canonical_url(F.col(S.TO_URL)),
+        DISCOVERED: _parse_timestamp(S.DISCOVERED_AT),
+        LAST_SEEN: _parse_timestamp(S.LAST_SEEN_AT),
+    })
     problem = F.coalesce(
         _reject(F.col(CORRUPT_RECORD).isNotNull(), S.Reason.MALFORMED_RECORD, F.substring(CORRUPT_RECORD, 1, 2000)),
         _invalid_utf8(),
@@ -191,18 +191,16 @@ def validate_edges(raw: DataFrame, config: IngestConfig) -> DataFrame:
             "from_url and to_url are the same page",
         ),
     )
+    # one projection per group of columns (each withColumn call is one more analysis of the plan)
     validated = (
-        checked.withColumn("_problem", problem)
-        .withColumn(SRC_URL, src["url"])
-        .withColumn(SRC_HOST, src["host"])
-        .withColumn(SRC_DOMAIN, src["registered_domain"])
-        .withColumn(DST_URL, dst["url"])
-        .withColumn(DST_HOST, dst["host"])
-        .withColumn(DST_DOMAIN, dst["registered_domain"])
-        .withColumn(S.POSITION, position)
+        checked.withColumns({
+            "_problem": problem,
+            SRC_URL: src["url"], SRC_HOST: src["host"], SRC_DOMAIN: src["registered_domain"],
+            DST_URL: dst["url"], DST_HOST: dst["host"], DST_DOMAIN: dst["registered_domain"],
+            S.POSITION: position,
+        })
         .transform(classify_link_type)
-        .withColumn(S.REASON, F.col("_problem.reason"))
-        .withColumn(S.DETAIL, F.col("_problem.detail"))
+        .withColumns({S.REASON: F.col("_problem.reason"), S.DETAIL: F.col("_problem.detail")})
     )
     return validated.drop("_src", "_dst", "_problem")
 
@@ -231,9 +229,11 @@ def rank_sightings(validated: DataFrame) -> DataFrame:
     whole_pair = pair.rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing)
     return (
         validated.withColumn("_key", key)
-        .withColumn(RANK, F.when(valid, F.row_number().over(pair)))
-        .withColumn(DISCOVERED, F.when(valid, F.min(DISCOVERED).over(whole_pair)).otherwise(F.col(DISCOVERED)))
-        .withColumn(LAST_SEEN, F.when(valid, F.max(LAST_SEEN).over(whole_pair)).otherwise(F.col(LAST_SEEN)))
+        .withColumns({
+            RANK: F.when(valid, F.row_number().over(pair)),
+            DISCOVERED: F.when(valid, F.min(DISCOVERED).over(whole_pair)).otherwise(F.col(DISCOVERED)),
+            LAST_SEEN: F.when(valid, F.max(LAST_SEEN).over(whole_pair)).otherwise(F.col(LAST_SEEN)),
+        })
         .drop("_key")
     )
 
@@ -303,8 +303,8 @@ def pages_with_ids(pages_batch: DataFrame, existing_pages: DataFrame, first_id: 
     looked_up = pages_batch.join(
         existing_pages.select(S.URL, F.col(S.PAGE_ID).alias("_stored_id"), F.col(S.URL_KEY).alias("_stored_key")),
         on=S.URL, how="left")
-    keyed = (looked_up.withColumn("_known", F.col("_stored_id").isNotNull())
-             .withColumn(S.URL_KEY, F.coalesce(F.col("_stored_key"), url_key(F.col(S.URL)))))
+    keyed = looked_up.withColumns({"_known": F.col("_stored_id").isNotNull(),
+                                   S.URL_KEY: F.coalesce(F.col("_stored_key"), url_key(F.col(S.URL)))})
     numbered = number_in_order(keyed, ["_known", S.URL_KEY, S.URL], first_id, S.PAGE_ID)
     return numbered.withColumn(S.PAGE_ID, F.coalesce(F.col("_stored_id"), F.col(S.PAGE_ID))).select(
         *[F.col(f.name).cast(f.dataType) for f in S.PAGES.fields])

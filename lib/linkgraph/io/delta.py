@@ -130,9 +130,22 @@ class Lake:
         return f"{self.root}/{table}"
 
     def exists(self, table: str) -> bool:
+        """True when ``table`` is a Delta table with at least one commit.  ``isDeltaTable``
+        answers from the session's cached log of the path, which only loading the table
+        refreshes: a table another job created after this session first looked reads as missing
+        there, so a "no" is checked by loading the table."""
         if self.uses_catalog:
             return self.spark.catalog.tableExists(self.location(table))
-        return DeltaTable.isDeltaTable(self.spark, self.location(table))
+        return DeltaTable.isDeltaTable(self.spark, self.location(table)) or self._loads(table)
+
+    def _loads(self, table: str) -> bool:
+        try:
+            self.delta_table(table)
+        except Exception as exc:
+            if any(code in str(exc) for code in NOT_YET_A_TABLE_ERRORS):
+                return False
+            raise
+        return True
 
     def delta_table(self, table: str) -> DeltaTable:
         if self.uses_catalog:
@@ -169,7 +182,7 @@ class Lake:
     def ensure(self, table: str, schema: StructType, cluster_by: list[str] | None = None) -> None:
         """Create ``table`` empty with ``schema`` unless it exists (a no-op commit is avoided);
         with ``cluster_by``, liquid-clustered by those columns and with deletion vectors on."""
-        if self.exists(table) and self._first_commit_seen(table, self.CREATION_WAIT_SECONDS):
+        if self.exists(table):
             return
         builder = DeltaTable.createIfNotExists(self.spark).addColumns(schema)
         if cluster_by:
@@ -191,29 +204,20 @@ class Lake:
         """True when creating ``table`` failed because another job was creating it at the same
         moment and its first commit appears within ``CREATION_WAIT_SECONDS``.  The other job's
         ``_delta_log`` directory exists a moment before its first commit: meanwhile a create here
-        fails with ``DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION`` (or ``DELTA_TABLE_NOT_FOUND``)
-        and ``exists`` is still false.  A directory that stays a non-Delta one is a real error."""
+        fails with ``DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION`` (or ``DELTA_TABLE_NOT_FOUND``).
+        A directory that stays a non-Delta one is a real error."""
         if not any(code in str(exc) for code in CREATED_CONCURRENTLY_ERRORS):
             return False
         return self._first_commit_seen(table, self.CREATION_WAIT_SECONDS)
 
     def _first_commit_seen(self, table: str, wait_seconds: float) -> bool:
-        """True once the table's first commit is readable, polled for up to ``wait_seconds``.
-        ``exists`` is not polled: it answers from the session's cached Delta log, which only
-        loading the table refreshes."""
-        if self.uses_catalog:
-            return self.exists(table)
+        """True once the table's first commit is readable, polled for up to ``wait_seconds``."""
         deadline = time.monotonic() + wait_seconds
-        while True:
-            try:
-                self.delta_table(table)
-                return True
-            except Exception as exc:
-                if not any(code in str(exc) for code in NOT_YET_A_TABLE_ERRORS):
-                    raise
+        while not self.exists(table):
             if time.monotonic() >= deadline:
                 return False
             time.sleep(0.2)
+        return True
 
     def overwrite(
         self, table: str, df: DataFrame, partition_by: list[str] | None = None, built_from: str | None = None,
