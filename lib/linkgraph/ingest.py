@@ -19,11 +19,10 @@ Policies (documented in README):
 
 from __future__ import annotations
 
-import pandas as pd
 import pyarrow as pa
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
-from pyspark.sql.functions import arrow_udf, pandas_udf
+from pyspark.sql.functions import arrow_udf
 from pyspark.sql.types import StringType, StructField, StructType
 
 from linkgraph import schemas as S
@@ -49,16 +48,55 @@ CANONICAL_URL = StructType(
 
 
 @arrow_udf(CANONICAL_URL)  # type: ignore[call-overload]  # the stubs know only the functionType forms
-def canonical_url(raw_urls: pa.Array) -> pa.Array:
-    """Arrow-batched ``urls.canonicalize`` (``urls.canonicalize_arrow``: the common shape costs no
-    Python per URL, hosts are looked up once per distinct host)."""
-    return urls.canonicalize_arrow(raw_urls)
+def canonical_url_parts(slow_urls: pa.Array, fast_hosts: pa.Array) -> pa.Array:
+    """Arrow-batched ``urls.canonicalize_parts_arrow``."""
+    return urls.canonicalize_parts_arrow(slow_urls, fast_hosts)
 
 
-@pandas_udf(StringType())  # type: ignore[call-overload]  # as above
-def url_key(canonical_urls: pd.Series) -> pd.Series:
-    """The id-order key of a canonical URL: host reversed, then port, path and query."""
-    return canonical_urls.map(lambda u: None if u is None else urls.url_key(u))
+def canonical_url(url: Column | str) -> Column:
+    """``urls.canonicalize(url)`` as a :data:`CANONICAL_URL` struct, computed where the record is
+    (no join, no distinct over the batch).
+
+    A URL of the common shape (``urls.FAST_CANONICAL_URL`` and no ``/.``, matched in the JVM) is
+    its own canonical form when its host is, so only its host crosses to Python (an Arrow UDF that
+    looks each distinct host of a batch up once and returns it with its registered domain); every
+    other value crosses whole and goes through ``canonicalize``.  Sending the URLs to Python and their
+    canonical forms back was most of the UDF's cost.
+    """
+    raw = F.col(url) if isinstance(url, str) else url
+    fast = F.coalesce(raw.rlike(urls.FAST_CANONICAL_URL) & ~raw.contains("/."), F.lit(False))
+    parts = canonical_url_parts(F.when(~fast, raw), F.when(fast, F.regexp_extract(raw, urls.FAST_URL_HOST, 1)))
+    as_given = parts["url"].isNull() & parts["reason"].isNull()
+    return F.struct(F.when(as_given, raw).otherwise(parts["url"]).alias("url"),
+                    *[parts[name].alias(name) for name in urls.CANONICAL_COLUMNS[1:]])
+
+
+# scheme, host (a bracketed IPv6 literal or up to ":" or "/"), ":port" and path-and-query of a
+# canonical URL (``urls.canonicalize``'s invariants)
+_URL_PIECES = r"(?s)^(https?)://(\[[^\]]*\]|[^/:]*)(:[^/]*)?(.*)$"
+_URL_HOST = r"^https?://(\[[^\]]*\]|[^/:]*)"
+_IPV4_HOST = r"^[0-9]+(\.[0-9]+){3}$"
+
+
+def host_of(canonical_url: Column) -> Column:
+    """The host of a canonical URL (what ``urls.canonicalize`` gave with it); null for null."""
+    return F.regexp_extract(canonical_url, _URL_HOST, 1)
+
+
+def url_key(canonical_url: Column) -> Column:
+    """``urls.url_key`` of a canonical URL with Spark's built-in functions (no Python): the host
+    reversed label by label (an IP address kept as it is), ``:port``, path and query, then
+    ``" https"`` for https URLs."""
+    def piece(group: int) -> Column:
+        return F.regexp_extract(canonical_url, _URL_PIECES, group)
+
+    host = piece(2)
+    is_ip = host.startswith("[") | host.rlike(_IPV4_HOST)
+    reversed_host = F.when(is_ip, host).otherwise(F.array_join(F.reverse(F.split(host, r"\.")), "."))
+    path_query = piece(4)
+    return F.when(canonical_url.isNotNull(), F.concat(
+        reversed_host, piece(3), F.when(path_query == "", F.lit("/")).otherwise(path_query),
+        F.when(piece(1) == "https", F.lit(" https")).otherwise(F.lit(""))))
 
 
 def _reject(condition: Column, reason: str, detail: Column | str) -> Column:
@@ -217,24 +255,26 @@ def rank_sightings(validated: DataFrame) -> DataFrame:
 
     One shuffle (of the whole records) and one sort: all window functions share one ordered
     specification.  Invalid records are spread over the tasks by a hash of their raw fields
-    instead of piling up under one null key.
+    instead of piling up under one null key.  The hosts, functions of the canonical URLs, are
+    left out of the shuffled rows and taken from the URLs after it.
     """
     valid = F.col(S.REASON).isNull()
     raw_columns = [f.name for f in S.RAW_EDGE_RECORD.fields]
-    key = F.when(valid, F.col(SRC_URL)).otherwise(F.xxhash64(CORRUPT_RECORD, *raw_columns).cast("string"))
-    pair = Window.partitionBy(F.col("_key"), F.col(DST_URL)).orderBy(
+    pair = Window.partitionBy(F.col(SRC_URL), F.col(DST_URL), F.col("_spread")).orderBy(
         F.col(LAST_SEEN).desc_nulls_last(), F.col(S.ANCHOR_TEXT).asc_nulls_last(),
         F.col(S.CONTEXT_WINDOW).asc_nulls_last(), F.col(S.POSITION).asc_nulls_last(),
         F.col(S.LINK_TYPE).asc_nulls_last(), F.col(S.FROM_URL), F.col(S.TO_URL))
     whole_pair = pair.rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing)
     return (
-        validated.withColumn("_key", key)
+        validated.drop(SRC_HOST, DST_HOST)
+        .withColumn("_spread", F.when(~valid, F.xxhash64(CORRUPT_RECORD, *raw_columns)))
         .withColumns({
             RANK: F.when(valid, F.row_number().over(pair)),
             DISCOVERED: F.when(valid, F.min(DISCOVERED).over(whole_pair)).otherwise(F.col(DISCOVERED)),
             LAST_SEEN: F.when(valid, F.max(LAST_SEEN).over(whole_pair)).otherwise(F.col(LAST_SEEN)),
         })
-        .drop("_key")
+        .withColumns({SRC_HOST: host_of(F.col(SRC_URL)), DST_HOST: host_of(F.col(DST_URL))})
+        .select(*validated.columns, RANK)
     )
 
 
@@ -297,8 +337,7 @@ def pages_with_ids(pages_batch: DataFrame, existing_pages: DataFrame, first_id: 
 
     One lookup join against ``existing_pages``' (url, page_id, url_key) and one numbering of the
     batch's pages, the new ones first (so their ids are dense), the known ones after them (their
-    numbers then replaced by the stored ids).  ``first_id`` must exceed every stored id.  (The
-    ``url_key`` UDF runs for the known pages too: Spark evaluates a Python UDF for every row.)
+    numbers then replaced by the stored ids).  ``first_id`` must exceed every stored id.
     """
     looked_up = pages_batch.join(
         existing_pages.select(S.URL, F.col(S.PAGE_ID).alias("_stored_id"), F.col(S.URL_KEY).alias("_stored_key")),
