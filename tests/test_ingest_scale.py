@@ -134,10 +134,9 @@ def test_url_key_and_host_in_spark_equal_python(spark):
     assert got == {u: (urls.url_key(u), urls.canonicalize(u).host) for u in canonical}
 
 
-def test_canonical_url_gives_canonicalize_per_record(spark):
-    """How ingest canonicalises each record's endpoints (no join, no distinct; the common shape
-    recognised by the JVM's regex, only its host sent to the Arrow UDF): what ``canonicalize``
-    gives, through Spark, nulls and rejects included."""
+def test_canonical_url_udf_gives_canonicalize_per_record(spark):
+    """The Arrow UDF ingest canonicalises each record's endpoints with (no join, no distinct):
+    what ``canonicalize`` gives, through Spark, nulls and rejects included."""
     from linkgraph import urls
     from linkgraph.ingest import canonical_url
     from test_urls import FAST_PATH_CASES

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import socket
 import subprocess
 import sys
@@ -17,7 +16,7 @@ from linkgraph import urls
 from linkgraph.urls import (
     CanonicalUrl,
     canonicalize,
-    canonicalize_parts_arrow,
+    canonicalize_arrow,
     classify_link,
     reverse_host,
     url_key,
@@ -296,42 +295,19 @@ def test_classify_link(from_domain, to_domain, rel, given, expected) -> None:
 # --- batch entry point -------------------------------------------------------------------------
 
 
-# ingest recognises the common shape in the JVM (Java regex); Python's ``re`` reads the same
-# pattern once ``\z`` (end of input) is spelled ``\Z``
-FAST_URL = re.compile(urls.FAST_CANONICAL_URL.replace(r"\z", r"\Z"))
-FAST_HOST = re.compile(urls.FAST_URL_HOST)
-
-
-def parts_as_ingest_gets_them(values: list[str | None]) -> list[dict]:
-    """``canonicalize_parts_arrow`` fed as ``ingest.canonical_url`` feeds it: a URL of the fast
-    shape as its host, any other value as it is; then the URL as given where ``url`` and
-    ``reason`` came back null."""
-    fast = [v is not None and FAST_URL.search(v) is not None and "/." not in v for v in values]
-    slow = pa.array([None if f else v for v, f in zip(values, fast, strict=True)], pa.string())
-    hosts = pa.array([FAST_HOST.match(v).group(1) if f else None for v, f in zip(values, fast, strict=True)], pa.string())
-    rows = canonicalize_parts_arrow(slow, hosts).to_pylist()
-    for value, row in zip(values, rows, strict=True):
-        if row["url"] is None and row["reason"] is None:
-            row["url"] = value
-    return rows
-
-
-def test_canonicalize_parts_arrow() -> None:
-    values = ["HTTP://Example.com:80", None, "mailto:x@y.z", "HTTP://Example.com:80", "http://a.com/x",
-              "http://foo.invalidtld/x", "http://a.com/y"]
-    slow = pa.array(values[:4] + [None, None, None], pa.string())
-    hosts = pa.array([None] * 4 + ["a.com", "foo.invalidtld", "a.com"], pa.large_string())
-    rows = canonicalize_parts_arrow(slow, hosts).to_pylist()
-    assert canonicalize_parts_arrow(slow, hosts).type.names == ["url", "host", "registered_domain", "reason", "detail"]
+def test_canonicalize_arrow() -> None:
+    raw = pa.array(["HTTP://Example.com:80", None, "mailto:x@y.z", "HTTP://Example.com:80", "http://a.com/x"])
+    result = canonicalize_arrow(raw)
+    assert result.type.names == ["url", "host", "registered_domain", "reason", "detail"]
+    rows = result.to_pylist()
     assert rows[0] == {"url": "http://example.com/", "host": "example.com", "registered_domain": "example.com",
                        "reason": None, "detail": None}
     assert rows[3] == rows[0]
     assert [r["reason"] for r in rows[1:3]] == ["NULL_FIELD", "UNSUPPORTED_SCHEME"]
-    # a fast row: the URL is the caller's (null here), the host and its registered domain come back
-    assert rows[4] == rows[6] == {"url": None, "host": "a.com", "registered_domain": "a.com", "reason": None,
-                                  "detail": None}
-    assert rows[5] == canonicalize("http://foo.invalidtld/x")._asdict()
-    assert len(canonicalize_parts_arrow(pa.array([], pa.string()), pa.array([], pa.string()))) == 0
+    assert rows[4]["url"] == "http://a.com/x"
+    assert len(canonicalize_arrow(pa.array([], pa.string()))) == 0
+    assert canonicalize_arrow(pa.array(["http://a.com/x", None], pa.large_string())).field("url").to_pylist() == [
+        "http://a.com/x", None]
 
 
 FAST_PATH_CASES = [
@@ -348,18 +324,11 @@ FAST_PATH_CASES = [
 @given(st.lists(st.sampled_from(FAST_PATH_CASES) | st.text(max_size=40) | st.builds(
     lambda host, path: f"http://{host}/{path}", st.from_regex(r"[a-zA-Z0-9.-]{1,20}", fullmatch=True),
     st.text(max_size=15)), max_size=30))
-def test_canonicalize_parts_arrow_agrees_with_canonicalize(values: list[str | None]) -> None:
-    """The URLs taken as they are (only their hosts looked up) and those left to
-    ``canonicalize`` give what ``canonicalize`` gives each value."""
-    assert parts_as_ingest_gets_them(values) == [canonicalize(v)._asdict() for v in values]
-
-
-@settings(max_examples=300)
-@given(st.from_regex(r"[a-z0-9_-]{1,70}(\.[a-z0-9_-]{1,70}){1,4}", fullmatch=True))
-def test_a_fast_shaped_host_is_kept_or_rejected_never_rewritten(host: str) -> None:
-    """What lets ingest take a fast-shaped URL as it is: its host canonicalises to itself or is
-    rejected."""
-    assert urls._host_info(host)[0] in (None, host)
+def test_canonicalize_arrow_agrees_with_canonicalize(values: list[str | None]) -> None:
+    """The URLs taken as they are (vectorised) and those left to ``canonicalize`` give what
+    ``canonicalize`` gives each value."""
+    got = canonicalize_arrow(pa.array(values, pa.string())).to_pylist()
+    assert got == [canonicalize(v)._asdict() for v in values]
 
 
 # --- offline Public Suffix List ----------------------------------------------------------------

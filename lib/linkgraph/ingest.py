@@ -48,32 +48,14 @@ CANONICAL_URL = StructType(
 
 
 @arrow_udf(CANONICAL_URL)  # type: ignore[call-overload]  # the stubs know only the functionType forms
-def canonical_url_parts(slow_urls: pa.Array, fast_hosts: pa.Array) -> pa.Array:
-    """Arrow-batched ``urls.canonicalize_parts_arrow``."""
-    return urls.canonicalize_parts_arrow(slow_urls, fast_hosts)
+def canonical_url(raw_urls: pa.Array) -> pa.Array:
+    """Arrow-batched ``urls.canonicalize`` (``urls.canonicalize_arrow``: the common shape costs no
+    Python per URL, hosts are looked up once per distinct host)."""
+    return urls.canonicalize_arrow(raw_urls)
 
 
-def canonical_url(url: Column | str) -> Column:
-    """``urls.canonicalize(url)`` as a :data:`CANONICAL_URL` struct, computed where the record is
-    (no join, no distinct over the batch).
-
-    A URL of the common shape (``urls.FAST_CANONICAL_URL`` and no ``/.``, matched in the JVM) is
-    its own canonical form when its host is, so only its host crosses to Python (an Arrow UDF that
-    looks each distinct host of a batch up once and returns it with its registered domain); every
-    other value crosses whole and goes through ``canonicalize``.  Sending the URLs to Python and their
-    canonical forms back was most of the UDF's cost.
-    """
-    raw = F.col(url) if isinstance(url, str) else url
-    fast = F.coalesce(raw.rlike(urls.FAST_CANONICAL_URL) & ~raw.contains("/."), F.lit(False))
-    parts = canonical_url_parts(F.when(~fast, raw), F.when(fast, F.regexp_extract(raw, urls.FAST_URL_HOST, 1)))
-    as_given = parts["url"].isNull() & parts["reason"].isNull()
-    return F.struct(F.when(as_given, raw).otherwise(parts["url"]).alias("url"),
-                    *[parts[name].alias(name) for name in urls.CANONICAL_COLUMNS[1:]])
-
-
-# scheme, host (a bracketed IPv6 literal or up to ":" or "/"), ":port" and path-and-query of a
-# canonical URL (``urls.canonicalize``'s invariants)
-_URL_PIECES = r"(?s)^(https?)://(\[[^\]]*\]|[^/:]*)(:[^/]*)?(.*)$"
+# the host of a canonical URL (``urls.canonicalize``'s invariants): a bracketed IPv6 literal, or
+# everything up to ":port" or the path
 _URL_HOST = r"^https?://(\[[^\]]*\]|[^/:]*)"
 _IPV4_HOST = r"^[0-9]+(\.[0-9]+){3}$"
 
@@ -85,18 +67,14 @@ def host_of(canonical_url: Column) -> Column:
 
 def url_key(canonical_url: Column) -> Column:
     """``urls.url_key`` of a canonical URL with Spark's built-in functions (no Python): the host
-    reversed label by label (an IP address kept as it is), ``:port``, path and query, then
-    ``" https"`` for https URLs."""
-    def piece(group: int) -> Column:
-        return F.regexp_extract(canonical_url, _URL_PIECES, group)
-
-    host = piece(2)
+    reversed label by label (an IP address kept as it is), then what follows the host (``:port``,
+    path and query; a canonical URL always has a path), then ``" https"`` for https URLs."""
+    host = host_of(canonical_url)
     is_ip = host.startswith("[") | host.rlike(_IPV4_HOST)
     reversed_host = F.when(is_ip, host).otherwise(F.array_join(F.reverse(F.split(host, r"\.")), "."))
-    path_query = piece(4)
-    return F.when(canonical_url.isNotNull(), F.concat(
-        reversed_host, piece(3), F.when(path_query == "", F.lit("/")).otherwise(path_query),
-        F.when(piece(1) == "https", F.lit(" https")).otherwise(F.lit(""))))
+    after_host = F.regexp_replace(canonical_url, _URL_HOST, "")
+    https = F.when(canonical_url.startswith("https:"), F.lit(" https")).otherwise(F.lit(""))
+    return F.concat(reversed_host, after_host, https)
 
 
 def _reject(condition: Column, reason: str, detail: Column | str) -> Column:

@@ -33,9 +33,8 @@ if TYPE_CHECKING:
 __all__ = [
     "CanonicalUrl",
     "canonicalize",
-    "canonicalize_parts_arrow",
+    "canonicalize_arrow",
     "FAST_CANONICAL_URL",
-    "FAST_URL_HOST",
     "classify_link",
     "reverse_host",
     "url_key",
@@ -370,75 +369,57 @@ def canonical_seed_urls(seeds: list[str], setting: str) -> list[CanonicalUrl]:
 
 # --- batches: Arrow arrays ------------------------------------------------------------------------
 
-# A URL this regex (Java and RE2 syntax alike) matches (and that has no ``/.``) is canonical as it is
-# once its host is: lower-case scheme http(s), a dotted lower-case LDH host without port or
-# userinfo, a path (no dot segments) and an optional non-empty query of characters that need no
-# escaping, no fragment, no whitespace.  Ingest takes such URLs as they are and looks up only
-# their hosts (``canonicalize_parts_arrow``); every other URL goes through ``canonicalize``.
+# A URL this regex (RE2 and Java alike) matches (and that has no ``/.``) is canonical as it is once its host is:
+# lower-case scheme http(s), a dotted lower-case LDH host without port or userinfo, a path (no dot
+# segments) and an optional non-empty query of characters that need no escaping, no fragment, no
+# whitespace.  ``canonicalize_arrow`` takes such URLs as they are and looks up only their hosts;
+# every other URL goes through ``canonicalize``.
 FAST_CANONICAL_URL = (
     r"^https?://[a-z0-9_-]+(?:\.[a-z0-9_-]+)+/[A-Za-z0-9._~!$&'()*+,;=:@/-]*"
     r"(?:\?[A-Za-z0-9._~!$&'()*+,;=:@/?-]+)?\z"
 )
 
 
-# The host of a URL :data:`FAST_CANONICAL_URL` matches, as the regex's first group.
-FAST_URL_HOST = r"^https?://([^/]+)/"
+_FAST_HOST = r"^https?://(?P<host>[^/]+)/"
 
 
-def _fast_host_result(host: str) -> CanonicalUrl:
-    """What :func:`canonicalize` gives a URL :data:`FAST_CANONICAL_URL` matches, from its host
-    alone: the URL is its own canonical form when the host is canonical (``url`` is left null
-    here: it is the URL as given), else the host's rejection.
+def canonicalize_arrow(raw_urls: pyarrow.Array) -> pyarrow.StructArray:
+    """:func:`canonicalize` of every value of a string array, as a struct array with the fields of
+    :data:`CANONICAL_COLUMNS` (for Arrow UDFs; the result equals ``canonicalize`` value by value).
 
-    ``_host_info`` never rewrites such a host (lower-case LDH labels, no port, no userinfo, no
-    escapes): it returns it as it is or rejects it (``test_urls`` checks this for any host the
-    regex admits), so nothing else can happen.
-    """
-    canonical_host, registered, reason, detail = _host_info(host)
-    if reason is not None or canonical_host is None:
-        return _reject(reason or MALFORMED_URL, detail or "")
-    if canonical_host != host:
-        raise ValueError(f"host {host!r} of the fast URL shape canonicalises to {canonical_host!r}")
-    return CanonicalUrl(None, host, registered, None, None)
-
-
-def canonicalize_parts_arrow(slow_urls: pyarrow.Array, fast_hosts: pyarrow.Array) -> pyarrow.StructArray:
-    """:func:`canonicalize` of a batch whose common shape was recognised elsewhere (ingest: by
-    the JVM, so only hosts cross to Python), as a struct array with the fields of
-    :data:`CANONICAL_COLUMNS`.
-
-    Row ``i`` is either a URL that :data:`FAST_CANONICAL_URL` matches and that holds no ``/.``,
-    given as its host (``fast_hosts[i]``, ``slow_urls[i]`` null), or any other value
-    (``slow_urls[i]``, ``fast_hosts[i]`` null; a null there is a null URL).  A fast row gives
-    :func:`_fast_host_result` (``url`` null when the URL is canonical as it is: the caller has
-    it), looked up once per distinct host of the batch; any other row gives
-    ``canonicalize(slow_urls[i])``, computed once per distinct value of the batch.  So ``url`` and
-    ``reason`` are both null exactly for the fast rows whose URL is its own canonical form.
+    The common case costs no Python per value: a URL :data:`FAST_CANONICAL_URL` matches (Arrow's
+    vectorised RE2 kernels) is its own canonical form when its host is, and its host is looked up
+    once per distinct host of the array (cached across arrays by ``_host_info``).  Every other
+    value goes through ``canonicalize`` once per distinct value of the array.
     """
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    hosts = fast_hosts.cast(pa.string())
-    encoded = hosts.dictionary_encode()
-    distinct_hosts = encoded.dictionary.to_pylist()
-    if distinct_hosts:
-        by_host = [_fast_host_result(host) for host in distinct_hosts]
-        columns = [pc.take(pa.array(list(values), pa.string()), encoded.indices)
-                   for values in zip(*by_host, strict=True)]
-    else:
-        columns = [pa.nulls(len(hosts), pa.string())] * len(CANONICAL_COLUMNS)
+    raw = raw_urls.cast(pa.string())
+    fast = pc.fill_null(
+        pc.and_(pc.match_substring_regex(raw, FAST_CANONICAL_URL), pc.invert(pc.match_substring(raw, "/."))), False)
+    nothing = pa.nulls(len(raw), pa.string())
+    fast_host = pc.if_else(fast, pc.struct_field(pc.extract_regex(raw, _FAST_HOST), [0]), nothing)
+    encoded = fast_host.dictionary_encode()
+    hosts = encoded.dictionary.to_pylist()
+    infos = [_host_info(host) for host in hosts]
+    host_is_canonical = pa.array([info[0] == host for info, host in zip(infos, hosts, strict=True)], pa.bool_())
+    taken = pc.fill_null(pc.take(host_is_canonical, encoded.indices), False)
+    domain = pc.take(pa.array([info[1] for info in infos], pa.string()), encoded.indices)
+    columns = [pc.if_else(taken, raw, nothing), pc.if_else(taken, fast_host, nothing),
+               pc.if_else(taken, domain, nothing), nothing, nothing]
 
-    slow = pc.is_null(hosts)
-    slow_values = slow_urls.cast(pa.string()).filter(slow).to_pylist()
-    if slow_values:
+    rest = pc.invert(taken)
+    rest_values = raw.filter(rest).to_pylist()
+    if rest_values:
         seen: dict[str, CanonicalUrl] = {}
         results = []
-        for value in slow_values:
+        for value in rest_values:
             result = _NULL if value is None else seen.get(value)
             if result is None:
                 result = seen[value] = canonicalize(value)
             results.append(result)
-        columns = [pc.replace_with_mask(column, slow, pa.array(list(values), pa.string()))
+        columns = [pc.replace_with_mask(column, rest, pa.array(list(values), pa.string()))
                    for column, values in zip(columns, zip(*results, strict=True), strict=True)]
     return pa.StructArray.from_arrays(columns, names=list(CANONICAL_COLUMNS))
 
