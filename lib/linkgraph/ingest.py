@@ -57,7 +57,7 @@ def canonical_url(raw_urls: pa.Array) -> pa.Array:
 # the host of a canonical URL (``urls.canonicalize``'s invariants): a bracketed IPv6 literal, or
 # everything up to ":port" or the path
 _URL_HOST = r"^https?://(\[[^\]]*\]|[^/:]*)"
-_IPV4_HOST = r"^[0-9]+(\.[0-9]+){3}$"
+_IPV4_HOST = f"^{urls.IPV4_SHAPE}$"
 
 
 def host_of(canonical_url: Column) -> Column:

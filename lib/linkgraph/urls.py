@@ -35,6 +35,7 @@ __all__ = [
     "canonicalize",
     "canonicalize_arrow",
     "FAST_CANONICAL_URL",
+    "IPV4_SHAPE",
     "classify_link",
     "reverse_host",
     "url_key",
@@ -106,7 +107,9 @@ _DOTS_RE = re.compile("[.\u3002\uff0e\uff61]")
 # Lenient on purpose: DNS names in the wild carry ``_`` and ``--`` in positions 3-4 (WHATWG URL
 # accepts both); IDNA 2008 proper is applied to non-ASCII labels and to ``xn--`` labels.
 _ASCII_LABEL_RE = re.compile(r"[a-z0-9_-]{1,63}")
-_IPV4_SHAPE_RE = re.compile(r"[0-9]+(?:\.[0-9]+){3}")
+# a dotted quad (its numbers are checked apart); Java and Python regex syntax alike
+IPV4_SHAPE = r"[0-9]+(?:\.[0-9]+){3}"
+_IPV4_SHAPE_RE = re.compile(IPV4_SHAPE)
 _NUMERIC_LABEL_RE = re.compile(r"[0-9]+")
 
 _HostInfo = tuple[str | None, str | None, str | None, str | None]
