@@ -1,4 +1,4 @@
-"""HyperBall harmonic centrality on cnr-2000 (issue 19): time, iterations, and the error against
+"""HyperBall harmonic centrality on cnr-2000: time, iterations, and the error against
 exact harmonic centrality of sampled nodes.
 
     python bench/centrality.py [--graph ../shared/data/cnr-2000/cnr-2000.arcs.tsv.gz] [--registers 256]

@@ -3,7 +3,7 @@
     python bench/hubs.py [--links 20M] [--hub-in-links 2M] [--host-pages 5M] [--driver-memory 4g]
                          [--max-list-entries 65536] [--workdir DIR] [--steps analyze,scores,reward,compress]
 
-One process, one local[2] session with ``--driver-memory`` (the issue's 4 GB by default).  The
+One process, one local[2] session with ``--driver-memory`` (4 GB by default).  The
 graph is written straight to a lake's ``pages``/``links``, created as ingest creates them
 (clustered by id, deletion vectors on), holding what ingest would store (ingest itself is
 ``bench/scale.py``'s subject): ``--links`` links in all, of which page 0 -- a page of the big

@@ -1,4 +1,4 @@
-"""Reward rounds: the block product (``linkgraph.rank.spread``) against the per-link join it replaced.
+"""Reward rounds: the block product (``linkgraph.rank.spread``) against a per-link join.
 
     python bench/reward_rounds.py [--pages 200K] [--links 1M] [--rounds 3] [--block-size 65536]
 
@@ -6,8 +6,8 @@ One local[2] session.  A random graph (70% of links within a "host" of 100 conse
 a random page, weights from link types and positions) and random scores and rewards; both round
 implementations run ``--rounds`` rounds from the same start.  Prints per implementation the
 seconds and the shuffle bytes written per round (Spark REST API, as bench/scale.py), then the
-largest difference of any final score and of any round total.  The per-link join is kept here
-only as the comparison (it is the code of ``linkgraph.rank.reward`` before the block product).
+largest difference of any final score and of any round total.  The per-link join (every share
+joined with its page's score, grouped by neighbour) exists only here, as the reference to compare with.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Spam-mass distribution on a real graph (issue 19): ingest, analyze, a uniform PageRank run with
+"""Spam-mass distribution on a real graph: ingest, analyze, a uniform PageRank run with
 a trust vector, then ``page_flags``/``domains`` spam mass.
 
     python bench/spam_mass.py [--data polblogs|hollins] [--trusted-top 10] [--workdir DIR]

@@ -371,7 +371,7 @@ def test_any_batch_is_fully_accounted_for(spark, tmp_path_factory, batch):
     assert rejects.where(F.col(S.DETAIL).isNull() | F.col(S.REASON).isNull()).count() == 0
 
 
-# --- hostile input: bombs, pathological nesting, protocol limits (issue 18) -------------------------
+# --- hostile input: bombs, pathological nesting, protocol limits ------------------------------------
 # The parsers are tested directly (plain Python), each case in a fresh interpreter whose address
 # space is capped at 1 GiB (resource.setrlimit), so a parser that inflates a bomb dies there with a
 # MemoryError instead of passing; the child reports its own time and peak RSS.

@@ -1,4 +1,4 @@
-"""Harmonic centrality with HyperBall (issue 19) against networkx's exact values, and the
+"""Harmonic centrality with HyperBall against networkx's exact values, and the
 ``linkgraph centrality`` / ``linkgraph export`` commands on the sample lake: the Common Crawl
 export imports back (``--format ccgraph``) as the same host graph, the BVGraph export reads back
 with the project's decoder, the rank file with ``import-authority --format ccrank``."""

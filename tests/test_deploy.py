@@ -14,7 +14,7 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 
-# job file -> the linkgraph command it runs (the contract of issue 9)
+# job file -> the linkgraph command it runs (the contract every deployment entry point keeps)
 JOB_COMMANDS = {
     "ingest": "ingest",
     "analyze": "analyze",

@@ -1,4 +1,4 @@
-"""One error hierarchy (linkgraph.errors): what the CLI maps to exit 2, and the old import paths."""
+"""One error hierarchy (linkgraph.errors): what the CLI maps to exit 2, and the modules that re-export it."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def test_usage_errors_derive_from_one_base_and_keep_their_old_homes():
     usage = (ConfigError, InputSchemaError, errors.MissingTableError, PathNotFound, ScoresError, EmptyTeleportError,
              GraphFramesUnavailable, PruneNotFound, errors.CompressedTableMissing)
     assert all(issubclass(cls, errors.UsageError) for cls in usage)
-    assert issubclass(errors.MissingTableError, InputSchemaError)  # callers catching the old class still do
+    assert issubclass(errors.MissingTableError, InputSchemaError)  # callers catching InputSchemaError catch it too
     assert issubclass(errors.CompressedTableMissing, CompressedIndexError)
     assert not issubclass(CompressedIndexError, errors.UsageError)  # a corrupt build is not the user's doing
     assert not issubclass(ConflictRetriesExhausted, errors.UsageError)
@@ -45,7 +45,7 @@ def test_usage_errors_are_value_errors(cls):
     assert issubclass(cls, ValueError)
 
 
-# --- every command with a bad argument: exit 2, one line naming it, no traceback (issue 18) ---------
+# --- every command with a bad argument: exit 2, one line naming it, no traceback ----------------------
 
 def _one_error_line(capsys, command: str) -> str:
     err = capsys.readouterr().err

@@ -1,4 +1,4 @@
-"""Batch-proportional writes (issue 16): key ranges in MERGE conditions, clustered tables with
+"""Batch-proportional writes: key ranges in MERGE conditions, clustered tables with
 deletion vectors, the insert-only path of links to new pages, and checkpoint locations."""
 
 from __future__ import annotations

@@ -429,7 +429,7 @@ def test_reward_step_prunes_pages_with_their_links_and_undoes_it(spark, tmp_path
     assert [(r[S.ROUND], r["new_pages"], r["total_rewarded"]) for r in second] == [(0, 0, 0.0), (1, 0, 1 + 22.0)]
     assert lake(S.PAGES_TABLE).count() == 3  # nothing more to prune
 
-    # the undo dies right after each of its commits in turn; each re-run completes the rest (issue 18)
+    # the undo dies right after each of its commits in turn; each re-run completes the rest
     def undo():
         return undo_prune(spark, config, first.run_id)
 
@@ -449,7 +449,7 @@ def test_reward_step_prunes_pages_with_their_links_and_undoes_it(spark, tmp_path
 def test_a_reward_run_retried_after_dying_after_each_commit_equals_one_run(spark, tmp_path, monkeypatch):
     """The run dies right after its first commit; its retry (same run id, a new process's start
     time) dies right after its own first new commit, and so on: one death after every commit of
-    the run in turn, each leaving a consistent lake (issue 18).  The retries read the versions the
+    the run in turn, each leaving a consistent lake.  The retries read the versions the
     first attempt recorded, so none advances the scores again or re-awards the feed as known: the
     run ends with the tables of the uninterrupted run of
     test_reward_step_prunes_pages_with_their_links_and_undoes_it."""

@@ -1,4 +1,4 @@
-"""Spam mass from trusted seeds (issue 19): a link farm boosting one target beside a trusted core.
+"""Spam mass from trusted seeds: a link farm boosting one target beside a trusted core.
 
 The crawl (18 pages, every link followed):
 

@@ -8,7 +8,7 @@ bit, ranks within 1e-9.
 One submit of ``jobs/run.py`` on the built-in sample (3,364 records): a few minutes on 2 cores.
 Its PageRank runs as Spark jobs over 2 blocks (not inside one task as locally) with a reliable
 lineage checkpoint every 5 iterations, and one executor JVM is SIGKILLed once iteration 7 is
-logged (issue 15): Spark recomputes what it held from the last checkpoint, and the ranks still
+logged: Spark recomputes what it held from the last checkpoint, and the ranks still
 equal the local run's within 1e-12.
 """
 

@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
+from linkgraph import __version__, paths
 from linkgraph import names as N
-from linkgraph import paths
 from linkgraph.config import TINY_DATA_SPARK_CONF, Config, load_config
 from linkgraph.errors import ConflictRetriesExhausted, UnreadableDataError, UsageError
 from linkgraph.names import INPUT_FORMATS as FORMATS  # = linkgraph.readers.FORMATS, without importing pyspark
@@ -69,6 +69,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="linkgraph", description="Link-graph analytics on Spark + Delta Lake")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     ingest = sub.add_parser("ingest", help="upsert crawl edge records into pages/links/rejects")

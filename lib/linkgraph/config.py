@@ -338,7 +338,7 @@ class CrawlConfig:
         for name in ("max_page_bytes", "max_text_chars", "context_chars"):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"crawl.{name} must be positive")
-# --- reward ranking (issue 6) ------------------------------------------------------------------
+# --- reward ranking -----------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class TermRule:

@@ -2,8 +2,9 @@
 
 ``UsageError`` and its subclasses are problems with what the command was given (config, input,
 lake state, flags): ``linkgraph`` prints the message and exits with 2, nothing written.
-``ConflictRetriesExhausted`` (concurrent writers) exits with 1, like any other failure.  The old
-names stay importable from the modules that raised them first.
+``ConflictRetriesExhausted`` (concurrent writers) exits with 1, like any other failure.  Several
+classes are also importable from the modules that use them (``linkgraph.config.ConfigError``,
+``linkgraph.readers.InputSchemaError``, ``linkgraph.pipeline.ScoresError``, ...).
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Edge ingestion transforms: validate, canonicalise, classify, deduplicate, assign page ids.
 
 Pure ``DataFrame -> DataFrame`` functions; ``linkgraph.steps.ingest`` does the reads and the Delta
-writes (``number_in_order`` now lives in ``linkgraph.ids``, ``reject_rows`` in ``linkgraph.tables``;
-both stay importable from here).  The contract of a validated frame (``validate_edges``) is: the raw
+writes (``number_in_order`` is defined in ``linkgraph.ids``, ``reject_rows`` in ``linkgraph.tables``;
+both are importable from here too).  The contract of a validated frame (``validate_edges``) is: the raw
 columns, the canonical
 endpoint columns (``src_url``, ``src_host``, ``src_domain``, ``dst_…``), parsed timestamps, the
 final ``link_type`` and ``position``, and ``reason``/``detail`` (null for a usable record).

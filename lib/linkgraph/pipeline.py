@@ -1,5 +1,5 @@
-"""The old home of the pipeline steps, kept for one release: the names below still work with the
-same signatures, each a thin shim over ``linkgraph.steps`` (one module per step, ``run(ctx, ...)``).
+"""Deprecated function-per-step entry points: each name below is a thin shim over
+``linkgraph.steps`` (one module per step, ``run(ctx, ...)``) that builds a ``StepContext`` per call.
 New code imports ``linkgraph.steps.<step>`` and builds one ``StepContext`` per command.
 """
 

@@ -1,6 +1,5 @@
-"""The old home of the reward steps, kept for one release: the names below still work with the
-same signatures.  The step is ``linkgraph.steps.reward``; page-signal transforms are in
-``linkgraph.signals``.
+"""Deprecated function-style entry points to the reward step: thin shims and re-exports.  The
+step is ``linkgraph.steps.reward``; page-signal transforms are in ``linkgraph.signals``.
 """
 
 from __future__ import annotations

@@ -603,7 +603,7 @@ CRAWL_EXTRACT = StructType(
     ]
 )
 
-# --- reward ranking (issue 6) -------------------------------------------------------------------
+# --- reward ranking ------------------------------------------------------------------------------
 SCORE = "score"
 FEED_URL = "feed_url"
 ROUND = "round"
@@ -676,7 +676,7 @@ REWARD_RUNS_TABLE = "reward_runs"
 FEEDS_TABLE = "feeds"
 PRUNED_PAGES_TABLE = "pruned_pages"
 
-# --- step runs (issue 18): what a multi-table step read, recorded before its first write, so that a
+# --- step runs: what a multi-table step read, recorded before its first write, so that a
 # retry of the same run id reads the same table versions (time travel) and ends as one run would.
 STEP_RUNS_TABLE = "step_runs"
 STEP = "step"
@@ -689,7 +689,7 @@ STEP_RUNS = StructType(
     ]
 )
 
-# --- harmonic centrality and graph exports (issue 19: linkgraph centrality / export) ------------
+# --- harmonic centrality and graph exports (linkgraph centrality / export) -----------------------
 HARMONIC = "harmonic"
 PAGERANK_VALUE = "pagerank"
 PAGERANK_RANK = "pagerank_rank"

@@ -317,7 +317,7 @@ class Lake:
         self._committed(table, version)
         return MergeMetrics(inserted=inserted, updated=updated, deleted=deleted, version=version)
 
-    # --- reward ranking (issue 6): time travel and deletes ---------------------------------------
+    # --- reward ranking: time travel and deletes -----------------------------------------------
 
     def read_version(self, table: str, version: int) -> DataFrame:
         """``table`` as it was at Delta ``version`` (time travel)."""

@@ -160,7 +160,7 @@ class _Cache:
     """DataFrames persisted for one run, unpersisted together at its end.  They are page- or
     link-sized and each is read a few times in order, so they are kept on the executors' local
     disks: in memory they hold heap the rounds' sorts and joins need (at 20M links, a 4 GB driver
-    in local mode twice ran out of heap in round 1 with these frames cached in memory)."""
+    in local mode runs out of heap in round 1 with these frames cached in memory)."""
 
     def __init__(self) -> None:
         self.frames: list[DataFrame] = []
