@@ -2,7 +2,8 @@
 
 ``warc`` reads records (and reports truncated or corrupt data instead of raising), ``payload``
 decodes HTTP payloads and charsets, ``htmllinks`` parses HTML into links and page signals,
-``extract`` turns one file's records into output rows, ``step`` runs that distributed and writes
-the lake, ``ccgraph`` imports Common Crawl's published graphs.  Everything but ``step`` and
-``ccgraph`` is plain Python (no Spark), run inside Spark tasks.
+``watlinks`` reads a WAT record's link metadata into the same links, ``extract`` turns one
+file's records into output rows, ``step`` runs that distributed and writes the lake,
+``ccgraph`` imports Common Crawl's published graphs.  Everything but ``step`` and ``ccgraph`` is
+plain Python (no Spark), run inside Spark tasks.
 """

@@ -20,15 +20,9 @@ from datetime import datetime, timezone
 
 from linkgraph import urls
 from linkgraph.crawl import payload as P
-from linkgraph.crawl.htmllinks import (
-    FEED_TYPES,
-    extract_page,
-    html_complexity_problem,
-    is_feed_url,
-    normalize_space,
-    resolve,
-)
+from linkgraph.crawl.htmllinks import extract_page, html_complexity_problem, resolve
 from linkgraph.crawl.warc import MALFORMED_RECORD, ReadProblem, WarcRecord
+from linkgraph.crawl.watlinks import wat_page
 
 EDGE, PAGE, REDIRECT, SKIPPED, REJECTED = "edge", "page", "redirect", "skipped", "rejected"
 RECORD_KINDS = (PAGE, REDIRECT, SKIPPED, REJECTED)
@@ -214,48 +208,40 @@ def _wat_record_rows(record: WarcRecord, file: str, settings: ExtractSettings) -
     if described != "response":
         yield _skipped(record, file, f"WAT of a {described} record")
         return
-    page_url = warc_header.get("WARC-Target-URI") or record.target_uri
-    record_id = warc_header.get("WARC-Record-ID") or record.record_id
-    fetched = _parse_warc_date(warc_header.get("WARC-Date")) or record.date
-    seen = _iso(fetched)
     response = payload_meta.get("HTTP-Response-Metadata")
     if not isinstance(response, dict):
         yield _skipped(record, file, "WAT without HTTP response metadata")
         return
+    yield from _wat_response_rows(record, file, settings, warc_header, response)
+
+
+def _wat_response_rows(record: WarcRecord, file: str, settings: ExtractSettings, warc_header: dict,
+                       response: dict) -> Iterator[dict]:
+    """Rows of the WAT of a response: as the WARC path, a redirect's Location, the links of a 2xx
+    HTML page (:func:`linkgraph.crawl.watlinks.wat_page`), nothing of other statuses."""
+    page_url = warc_header.get("WARC-Target-URI") or record.target_uri
+    record_id = warc_header.get("WARC-Record-ID") or record.record_id
+    fetched = _parse_warc_date(warc_header.get("WARC-Date")) or record.date
+    seen = _iso(fetched)
     try:
         status = int(str((response.get("Response-Message") or {}).get("Status", "")).strip())
     except ValueError:
-        status = None
+        yield _rejected(record, file, MALFORMED_RECORD, "WAT without a readable HTTP status")
+        return
     headers = {str(k).lower(): str(v) for k, v in (response.get("Headers") or {}).items()}
-    if status is not None and 300 <= status < 400 and headers.get("location", "").strip():
-        yield from _redirect_rows(file, record_id, record.offset, page_url, headers["location"], seen)
+    if not 200 <= status < 300:
+        if 300 <= status < 400 and headers.get("location", "").strip():
+            yield from _redirect_rows(file, record_id, record.offset, page_url, headers["location"], seen)
+        else:
+            yield _skipped(record, file, "redirect without Location" if 300 <= status < 400
+                           else f"HTTP status {status // 100}xx")
         return
     html_meta = response.get("HTML-Metadata")
     if not isinstance(html_meta, dict):
         yield _skipped(record, file, "WAT without HTML metadata (no links)")
         return
-    head = html_meta.get("Head") or {}
-    base = page_url or ""
-    if head.get("Base"):
-        base = resolve(base, str(head["Base"]))
-    feeds: dict[str, None] = {}
-    for link in head.get("Link") or []:
-        rels = str(link.get("rel") or "").lower().split()
-        feed_type = str(link.get("type") or "").split(";", 1)[0].strip().lower()
-        if "alternate" in rels and link.get("url") and feed_type in FEED_TYPES:
-            url = resolve(base, str(link["url"]))
-            if url.startswith(("http://", "https://")):
-                feeds.setdefault(url, None)
-    edges = []
-    for link in html_meta.get("Links") or []:
-        if not isinstance(link, dict) or not str(link.get("path", "")).upper().startswith("A@") or not link.get("url"):
-            continue
-        url = resolve(base, str(link["url"]))
-        if is_feed_url(url):
-            feeds.setdefault(url, None)
-        anchor = normalize_space(str(link.get("text") or "")) or None
-        rel = normalize_space(str(link.get("rel") or "")) or None
-        edges.append(_edge(file, record_id, record.offset, page_url, url, seen, anchor, None, rel, None))
-    title = normalize_space(str(head.get("Title") or "")) or None
-    yield _page_row(record_id, record.offset, file, page_url, title, None, list(feeds), fetched, len(edges), settings)
-    yield from edges
+    page = wat_page(html_meta, page_url or "")
+    yield _page_row(record_id, record.offset, file, page_url, page.title, None, page.feed_links, fetched,
+                    len(page.links), settings)
+    for link in page.links:
+        yield _edge(file, record_id, record.offset, page_url, link.url, seen, link.anchor_text, None, link.rel, None)
