@@ -49,8 +49,9 @@ from linkgraph import schemas as S
 from linkgraph.cli import main as cli
 from linkgraph.config import config_from_dict
 from linkgraph.io.delta import Lake
-from linkgraph.pipeline import analyze_step, compress_step, scores_step
 from linkgraph.session import get_spark
+from linkgraph.steps import analyze, compress, scores
+from linkgraph.steps.context import StepContext
 from linkgraph.tables import ensure_core_tables
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -191,10 +192,10 @@ def main(argv: list[str] | None = None) -> int:
             if code != 0:
                 raise SystemExit(f"reward exited {code}")
 
-        actions = {"analyze": lambda: analyze_step(spark, config),
-                   "scores": lambda: scores_step(spark, config, seeds=[seed_url]),
+        actions = {"analyze": lambda: analyze.run(StepContext.create(spark, config), analyze.Params()),
+                   "scores": lambda: scores.run(StepContext.create(spark, config), scores.Params(seeds=seed_url)),
                    "reward": reward,
-                   "compress": lambda: compress_step(spark, config)}
+                   "compress": lambda: compress.run(StepContext.create(spark, config), compress.Params())}
         chosen = [name.strip() for name in args.steps.split(",") if name.strip()]
         if unknown := set(chosen) - set(STEPS):
             raise SystemExit(f"--steps: unknown step(s) {sorted(unknown)}; choose from {','.join(STEPS)}")

@@ -36,9 +36,9 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from linkgraph.config import config_from_dict
-from linkgraph.pipeline import ingest_step
 from linkgraph.session import get_spark
-
+from linkgraph.steps import ingest
+from linkgraph.steps.context import StepContext
 
 TINY_EDGES = 1_000  # the fixed-cost ingest: a batch whose size the time does not depend on
 
@@ -120,7 +120,7 @@ def incremental(spark: SparkSession, config, workdir: Path, n_base: int, fractio
     base, batch = str(workdir / "base.parquet"), str(workdir / "batch.parquet")
     generate_edges(spark, n_base, base)
     started = time.monotonic()
-    report = ingest_step(spark, config, base, "parquet")
+    report = ingest.run(StepContext.create(spark, config), ingest.Params(base, "parquet"))
     print(f"base:   {time.monotonic() - started:8.1f} s  ({report.summary()})", flush=True)
     started = time.monotonic()
     for table in (S.PAGES_TABLE, S.LINKS_TABLE):
@@ -133,7 +133,7 @@ def incremental(spark: SparkSession, config, workdir: Path, n_base: int, fractio
 
     generate_batch(spark, n_base, fraction, batch)
     started = time.monotonic()
-    report = ingest_step(spark, config, batch, "parquet")
+    report = ingest.run(StepContext.create(spark, config), ingest.Params(batch, "parquet"))
     print(f"batch:  {time.monotonic() - started:8.1f} s  ({report.summary()})", flush=True)
     commits = links.history().where(F.col("version") > before).collect()
     written = removed = 0
@@ -200,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
 
         copy_before = copy()
         started = time.monotonic()
-        report = ingest_step(spark, config, source, "parquet")
+        report = ingest.run(StepContext.create(spark, config), ingest.Params(source, "parquet"))
         ingest_seconds = time.monotonic() - started
         print(f"ingest: {ingest_seconds:8.1f} s  {n / ingest_seconds:12,.0f} records/s  ({report.summary()})", flush=True)
         # the copy again after the ingest: on a shared machine the load moves during the ingest
@@ -211,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
         # workers' warm-up, a fixed cost a billion-link batch does not notice)
         config_warm = config_from_dict({"lake": {"path": str(workdir / "lake-warm")}, "spark": spark_config})
         started = time.monotonic()
-        ingest_step(spark, config_warm, source, "parquet")
+        ingest.run(StepContext.create(spark, config_warm), ingest.Params(source, "parquet"))
         warm_seconds = time.monotonic() - started
         print(f"ingest: {warm_seconds:8.1f} s  {n / warm_seconds:12,.0f} records/s  (again, into a fresh lake)",
               flush=True)
@@ -223,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
         tiny_copy_seconds = copy(tiny_source, "tiny-copy")
         config_tiny = config_from_dict({"lake": {"path": str(workdir / "lake-tiny")}, "spark": spark_config})
         started = time.monotonic()
-        ingest_step(spark, config_tiny, tiny_source, "parquet")
+        ingest.run(StepContext.create(spark, config_tiny), ingest.Params(tiny_source, "parquet"))
         tiny_seconds = time.monotonic() - started
         print(f"ingest: {tiny_seconds:8.1f} s  ({TINY_EDGES:,} records into a fresh lake: the fixed cost)", flush=True)
         print(f"ingest_fixed_vs_copy={tiny_seconds / warm_copy_seconds:.2f}")

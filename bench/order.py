@@ -42,9 +42,10 @@ from linkgraph.compress import build as CB
 from linkgraph.config import CompressConfig, IngestConfig, config_from_dict
 from linkgraph.ids import host_order
 from linkgraph.io.delta import Lake
-from linkgraph.pipeline import compress_step, ingest_step
 from linkgraph.rows import one_row
 from linkgraph.session import get_spark, use_checkpoint_dir
+from linkgraph.steps import compress, ingest
+from linkgraph.steps.context import StepContext
 
 sys.path.insert(0, str(Path(__file__).parent))
 from ingest import generate_edges  # noqa: E402  (bench/ingest.py)
@@ -130,13 +131,13 @@ def main(argv: list[str] | None = None) -> int:
         once = config_from_dict({"lake": {"path": str(workdir / "once")}})
         batched = config_from_dict({"lake": {"path": str(workdir / "batched")}})
         started = time.monotonic()
-        ingest_step(spark, once, source, "parquet")
+        ingest.run(StepContext.create(spark, once), ingest.Params(source, "parquet"))
         print(f"ingested at once in {time.monotonic() - started:.0f} s", flush=True)
         started = time.monotonic()
         for b in range(args.batches):
             part = str(workdir / f"batch-{b}.parquet")
             edges.where(batch == b).write.mode("overwrite").parquet(part)
-            ingest_step(spark, batched, part, "parquet")
+            ingest.run(StepContext.create(spark, batched), ingest.Params(part, "parquet"))
         print(f"ingested in {args.batches} batches of random hosts in {time.monotonic() - started:.0f} s", flush=True)
 
         graphs = {}
@@ -146,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
         intra, _ = report(graphs["once"], graphs["batched"], args.blocks)
         forward = {}
         for name, config in (("once", once), ("batched", batched)):
-            compressed = compress_step(spark, config)
+            compressed = compress.run(StepContext.create(spark, config), compress.Params())
             forward[name] = compressed.bits_per_link(compressed.forward_bits)
             print(f"linkgraph compress, ingested {name}: {compressed.summary()}", flush=True)
         print(f"order_decay_intra={intra:.3f}")

@@ -56,10 +56,11 @@ from pyspark.sql import functions as F
 from linkgraph import schemas as S
 from linkgraph.config import config_from_dict
 from linkgraph.io.delta import Lake
-from linkgraph.pipeline import compress_step, ingest_step
 from linkgraph.rank.engine import BlockEngine, RankParams
 from linkgraph.rank.graph import build_rank_graph
 from linkgraph.session import get_spark
+from linkgraph.steps import compress, ingest
+from linkgraph.steps.context import StepContext
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ingest import generate_edges  # noqa: E402  (bench/ingest.py: the URL edge-record generator)
@@ -354,7 +355,8 @@ def main(argv: list[str] | None = None) -> int:
                 config = config_from_dict({"lake": {"path": str(workdir / f"url-{size}")}})
                 source = str(workdir / f"edges-{size}.parquet")
                 generate_edges(spark, size, source)
-                m = measure("ingest", size, lambda r: r.read, lambda: ingest_step(spark, config, source, "parquet"),
+                m = measure("ingest", size, lambda r: r.read,
+                            lambda: ingest.run(StepContext.create(spark, config), ingest.Params(source, "parquet")),
                             spark, shuffle, [workdir / f"url-{size}" / S.LINKS_TABLE, workdir / f"url-{size}" / S.PAGES_TABLE])
                 results.setdefault("ingest", []).append(m)
                 shutil.rmtree(workdir / f"url-{size}", ignore_errors=True)
@@ -385,7 +387,8 @@ def main(argv: list[str] | None = None) -> int:
             results.setdefault("pagerank_iteration", []).append(per_iteration)
             graph.vertices.unpersist()
 
-            m = measure("compress", size, lambda r: n_links, lambda: compress_step(spark, config), spark, shuffle,
+            m = measure("compress", size, lambda r: n_links,
+                        lambda: compress.run(StepContext.create(spark, config), compress.Params()), spark, shuffle,
                         [workdir / f"ids-{size}" / t for t in (S.LINKS_COMPRESSED_FORWARD_TABLE,
                                                              S.LINKS_COMPRESSED_REVERSE_TABLE,
                                                              S.LINKS_COMPRESSED_OFFSETS_TABLE,

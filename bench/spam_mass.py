@@ -21,8 +21,9 @@ from pyspark.sql import functions as F
 from linkgraph import schemas as S
 from linkgraph.config import config_from_dict
 from linkgraph.io.delta import Lake
-from linkgraph.pipeline import analyze_step, flags_step, ingest_step, pagerank_step
 from linkgraph.session import get_spark
+from linkgraph.steps import analyze, flags, ingest, pagerank
+from linkgraph.steps.context import StepContext
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 SETS = {"polblogs": ("polblogs/polblogs.gml.gz", "gml"), "hollins": ("hollins-2004/hollins.dat", "dat")}
@@ -41,8 +42,8 @@ def main(argv: list[str] | None = None) -> None:
     spark = get_spark(config_from_dict({"spark": {"master": "local[2]", "driver_memory": "2g"}}).spark)
     base = config_from_dict({"lake": {"path": lake_dir}})
     t = time.time()
-    ingest_step(spark, base, str(DATA / relative), fmt)
-    analyze_step(spark, base)
+    ingest.run(StepContext.create(spark, base), ingest.Params(str(DATA / relative), fmt))
+    analyze.run(StepContext.create(spark, base), analyze.Params())
     print(f"ingest+analyze: {time.time() - t:.1f}s")
     lake = Lake(spark, base.lake)
     in_links = lake.read(S.LINKS_TABLE).groupBy(F.col(S.DST_ID).alias(S.PAGE_ID)).count()
@@ -52,12 +53,12 @@ def main(argv: list[str] | None = None) -> None:
     print("trusted seeds:", " ".join(trusted))
     config = config_from_dict({"lake": {"path": lake_dir}, "scores": {"trusted_seeds": trusted}})
     t = time.time()
-    report = pagerank_step(spark, config)
+    report = pagerank.run(StepContext.create(spark, config), pagerank.Params())
     print(f"pagerank (2 vectors): {time.time() - t:.1f}s, {report.iterations} iterations")
     t = time.time()
-    flags = flags_step(spark, config)
+    flagged = flags.run(StepContext.create(spark, config), flags.Params())
     print(f"flags: {time.time() - t:.1f}s")
-    pages = lake.read(S.PAGE_FLAGS_TABLE).where(F.col(S.RUN_ID) == flags.rank_run)
+    pages = lake.read(S.PAGE_FLAGS_TABLE).where(F.col(S.RUN_ID) == flagged.rank_run)
     domains = lake.read(S.DOMAINS_TABLE)
     for name, df in (("pages", pages), ("domains", domains)):
         qs = df.approxQuantile(S.SPAM_MASS, QUANTILES, 0.0)
@@ -68,7 +69,7 @@ def main(argv: list[str] | None = None) -> None:
     for r in pages.where(S.SPAM_SUSPECT).orderBy(F.desc(S.RANK)).limit(10).collect():
         print(f"  {r[S.URL]}  rank={r[S.RANK]:.5f} trust_rank={r[S.TRUST_RANK]:.6f} spam_mass={r[S.SPAM_MASS]:.3f}")
     median = pages.approxQuantile(S.SPAM_MASS, [0.5], 0.0)[0]
-    print(f"suspects={flags.spam_suspect}")
+    print(f"suspects={flagged.spam_suspect}")
     print(f"median_spam_mass={median:.4f}")
 
 

@@ -29,7 +29,7 @@ dbutils.widgets.text("lake", "lake", "Lake (directory, dbfs:/ or s3a:// path)")
 dbutils.widgets.text("conf", "", "Config YAML (empty: built-in defaults)")
 dbutils.widgets.text("input", "", "Edge records (empty: the built-in sample crawl)")
 dbutils.widgets.text("format", "jsonl", "Input format")
-dbutils.widgets.text("steps", "ingest,analyze,pagerank", "Steps, in order (linkgraph commands)")
+dbutils.widgets.text("steps", "ingest,analyze,pagerank", "Steps (linkgraph commands; run in pipeline order)")
 dbutils.widgets.text("figures", "figures", "Directory for the PNG figures")
 
 # COMMAND ----------
@@ -40,28 +40,30 @@ import pandas as pd
 
 from linkgraph import explore, plots
 from linkgraph import schemas as S
-from linkgraph.cli import COMMANDS
 from linkgraph.cli import main as linkgraph
 from linkgraph.config import load_config
 from linkgraph.io.delta import Lake
 from linkgraph.notebook import sample_input_dir, save_figure
-from linkgraph.pipeline import sample_input
+from linkgraph.sample import write_sample_input
 from linkgraph.session import get_spark
+from linkgraph.steps.registry import Registry, required_flags
 
 lake_path = dbutils.widgets.get("lake")
 conf_path = dbutils.widgets.get("conf")
 figures = dbutils.widgets.get("figures")
-# the pipeline's jobs, in the order of `linkgraph run` and the Airflow DAG (those this version has)
-pipeline_steps = [step for step in ("ingest", "analyze", "pagerank", "reward", "scores", "compress") if step in COMMANDS]
-steps = [step.strip() for step in dbutils.widgets.get("steps").split(",") if step.strip()]
-unknown = [step for step in steps if step not in pipeline_steps]
+# the steps of `linkgraph run`, in its order (from the step registry), that need no input but the edges
+registry = Registry.default()
+pipeline_steps = [name for name in registry.pipeline_order() if name == "ingest" or not required_flags(registry[name])]
+chosen = {step.strip() for step in dbutils.widgets.get("steps").split(",") if step.strip()}
+unknown = sorted(chosen - set(pipeline_steps))
 if unknown:
     raise ValueError(f"unknown steps {unknown}; choose among {pipeline_steps}")
+steps = [name for name in pipeline_steps if name in chosen]
 
 input_path, input_format = dbutils.widgets.get("input"), dbutils.widgets.get("format")
 if not input_path:
     # a fixed place, so that re-running the notebook ingests the same source (and changes nothing)
-    input_path, input_format = str(sample_input(sample_input_dir())), "jsonl"
+    input_path, input_format = str(write_sample_input(sample_input_dir())), "jsonl"
 
 config = load_config(conf_path or None).with_lake_path(lake_path)
 spark = get_spark(config.spark)

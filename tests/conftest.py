@@ -95,7 +95,7 @@ def lake_dir(tmp_path) -> Path:
 def hollins_lake(spark, tmp_path_factory):
     """The real Hollins crawl ingested once into a lake: (config, first IngestReport)."""
     from linkgraph.config import config_from_dict
-    from linkgraph.pipeline import ingest_step
+    from steps_support import ingest_step
 
     path = shared_file("hollins-2004/hollins.dat")
     config = config_from_dict({"lake": {"path": str(tmp_path_factory.mktemp("hollins") / "lake")}})
@@ -106,7 +106,7 @@ def hollins_lake(spark, tmp_path_factory):
 def polblogs_lake(spark, tmp_path_factory):
     """The polblogs blog graph (host-name labels) ingested once into a lake: its config."""
     from linkgraph.config import config_from_dict
-    from linkgraph.pipeline import ingest_step
+    from steps_support import ingest_step
 
     path = shared_file("polblogs/polblogs.gml.gz")
     config = config_from_dict({"lake": {"path": str(tmp_path_factory.mktemp("polblogs") / "lake")}})
@@ -134,10 +134,10 @@ def sample_lake(spark, tmp_path_factory) -> SampleLake:
     directory as a user would (relative paths), on the built-in sample's edges and without seed
     URLs, once per session.  Shared: tests only read it (copy the directory before writing to it)."""
     from linkgraph.cli import main
-    from linkgraph.pipeline import sample_input
+    from linkgraph.sample import write_sample_input
 
     root = tmp_path_factory.mktemp("sample-lake")
-    edges = sample_input(root / "input")
+    edges = write_sample_input(root / "input")
     printed = io.StringIO()
     with working_directory(root), contextlib.redirect_stdout(printed):
         assert main(["run", "--input", "input/sample-edges.jsonl", "--format", "jsonl", "--lake", "lake"]) == 0

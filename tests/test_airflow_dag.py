@@ -108,20 +108,21 @@ def test_tasks_run_in_pipeline_order_with_retries(dagbag_report, dag_id):
     assert all(task["retries"] == 2 for task in dag["tasks"].values())
 
 
-def test_spark_submit_tasks_submit_each_job_file_with_the_days_arguments(dagbag_report):
+def test_spark_submit_tasks_submit_the_step_entry_point_with_the_days_arguments(dagbag_report):
     tasks = dagbag_report["dags"]["dags"]["linkgraph"]["tasks"]
     for task_id, task in tasks.items():
         rendered = task["rendered"]
         assert (task["operator"], task["conn_id"]) == ("SparkSubmitOperator", "spark_default")
-        assert rendered["application"] == f"/opt/linkgraph/jobs/{task_id}.py"
+        assert rendered["application"] == "/opt/linkgraph/jobs/step.py"
+        assert rendered["application_args"][0] == PIPELINE_COMMANDS[task_id]
         assert rendered["packages"] == DELTA_PACKAGE
         assert rendered["py_files"] == f"/opt/linkgraph/dist/linkgraph-{VERSION}-py-files.zip"
         assert rendered["name"] == f"linkgraph-{task_id}-{DAY}"
         assert rendered["application_args"][-4:] == ["--conf", "conf/cluster.yaml", "--lake", "s3a://crawl-lake/linkgraph"]
-    assert tasks["ingest"]["rendered"]["application_args"][:4] == ["--input", f"s3a://crawl/edges/{DAY}", "--format", "parquet"]
-    assert tasks["personalized_pagerank"]["rendered"]["application_args"][:2] == ["--topic", "jobs,career,hr"]
+    assert tasks["ingest"]["rendered"]["application_args"][1:5] == ["--input", f"s3a://crawl/edges/{DAY}", "--format", "parquet"]
+    assert tasks["personalized_pagerank"]["rendered"]["application_args"][1:3] == ["--topic", "jobs,career,hr"]
     # a retried reward task reuses the DAG run's id, so it completes the attempt that died
-    assert tasks["reward"]["rendered"]["application_args"][2:4] == ["--run-id", f"scheduled__{DAY}T00:00:00+00:00"]
+    assert tasks["reward"]["rendered"]["application_args"][3:5] == ["--run-id", f"scheduled__{DAY}T00:00:00+00:00"]
 
 
 def test_databricks_tasks_are_wheel_tasks_with_an_idempotency_token_per_task_day_and_try(dagbag_report):

@@ -25,7 +25,9 @@ from linkgraph import schemas as S
 from linkgraph.cli import main
 from linkgraph.config import config_from_dict
 from linkgraph.io.delta import Lake
-from linkgraph.pipeline import analyze_step, compress_step, ingest_step, lookup_links, pagerank_step, scores_step
+from linkgraph.steps import analyze, compress, lookup, scores
+from linkgraph.steps.context import StepContext
+from steps_support import ingest_step, pagerank_step
 
 
 def _edge(src: str, dst: str, anchor: str | None = None, context: str | None = None) -> dict:
@@ -71,7 +73,7 @@ def analyzed(spark, tmp_path_factory):
     path.write_text("".join(json.dumps(e) + "\n" for e in hand_built_crawl()))
     config = config_from_dict({"lake": {"path": str(work / "lake")}})
     ingest_step(spark, config, str(path), "jsonl")
-    analyze_step(spark, config)
+    analyze.run(StepContext.create(spark, config), analyze.Params())
     pagerank_step(spark, config)
     # `linkgraph analyze` after a rank run: the analysis is up to date, the page flags are written
     printed = io.StringIO()
@@ -79,7 +81,7 @@ def analyzed(spark, tmp_path_factory):
         assert main(["analyze", "--lake", str(work / "lake")]) == 0
     assert "analyze: tables already built from these inputs" in printed.getvalue()
     assert "flags: page_flags of rank run" in printed.getvalue()
-    report = scores_step(spark, config, seeds=["http://site.com/"])
+    report = scores.run(StepContext.create(spark, config), scores.Params(seeds="http://site.com/"))
     return config, Lake(spark, config.lake), report
 
 
@@ -144,19 +146,19 @@ def test_anchor_index_normalises_counts_and_drops_boilerplate(analyzed, spark):
         ("widgets", 1, 1, None),
     ]
     assert (row["distinct_anchors"], row["anchored_links"], row["empty_anchors"], row["boilerplate_anchors"]) == (2, 3, 1, 1)
-    anchors = lookup_links(spark, config, "anchors", "HTTP://Target.com/t1#top").collect()
+    anchors = lookup.links(StepContext.create(spark, config), "anchors", "HTTP://Target.com/t1#top").collect()
     assert [r[S.ANCHOR] for r in anchors] == ["best widgets", "widgets"]
 
 
 def test_forward_and_reverse_lookups(analyzed, spark, capsys):
     config, _, _ = analyzed
-    out = [r[S.URL] for r in lookup_links(spark, config, "out", "http://other.org/x").collect()]
+    out = [r[S.URL] for r in lookup.links(StepContext.create(spark, config), "out", "http://other.org/x").collect()]
     assert sorted(out) == ["http://site.com/", "http://site.com/lonely"]
     assert main(["links", "in", "http://target.com/t5", "--lake", config.lake.path]) == 0
     assert capsys.readouterr().out.split() == [f"http://farm.com/p{i}" for i in range(1, 4)] + ["http://target.com/"]
     assert main(["links", "in", "http://nowhere.example/", "--lake", config.lake.path]) == 2
     capsys.readouterr()
-    compress_step(spark, config)
+    compress.run(StepContext.create(spark, config), compress.Params())
     assert main(["links", "in", "http://target.com/t5", "--compressed", "--lake", config.lake.path]) == 0
     assert capsys.readouterr().out.split() == [f"http://farm.com/p{i}" for i in range(1, 4)] + ["http://target.com/"]
     assert main(["links", "out", "http://other.org/x", "--compressed", "--lake", config.lake.path]) == 0
@@ -166,14 +168,14 @@ def test_forward_and_reverse_lookups(analyzed, spark, capsys):
 def test_rerun_with_same_inputs_writes_nothing(analyzed, spark):
     config, lake, _ = analyzed
     versions = {t: lake.version(t) for t in (S.HOSTS_TABLE, S.FORWARD_INDEX_TABLE, S.DOMAIN_AUTHORITY_TABLE)}
-    again = analyze_step(spark, config)
+    again = analyze.run(StepContext.create(spark, config), analyze.Params())
     assert again.up_to_date
     assert {t: lake.version(t) for t in versions} == versions
 
 
 def test_links_in_on_hollins_lists_the_same_sources_as_a_filter_on_links(spark, hollins_lake, capsys):
     config, _ = hollins_lake
-    analyze_step(spark, config)
+    analyze.run(StepContext.create(spark, config), analyze.Params())
     lake = Lake(spark, config.lake)
     links, pages = lake.read(S.LINKS_TABLE), lake.read(S.PAGES_TABLE)
     busiest = links.groupBy(S.DST_ID).count().orderBy(F.desc("count"), S.DST_ID).first()[S.DST_ID]
@@ -188,7 +190,7 @@ def test_links_in_on_hollins_lists_the_same_sources_as_a_filter_on_links(spark, 
 
 def test_polblogs_domain_authority_keeps_blogspot_subdomains_apart(spark, polblogs_lake):
     config = polblogs_lake
-    analyze_step(spark, config)
+    analyze.run(StepContext.create(spark, config), analyze.Params())
     authority = Lake(spark, config.lake).read(S.DOMAIN_AUTHORITY_TABLE)
     blogspot = authority.where(F.col(S.DOMAIN).startswith("com.blogspot."))
     assert authority.where(F.col(S.DOMAIN) == "com.blogspot").count() == 0

@@ -29,8 +29,8 @@ from linkgraph import schemas as S
 from linkgraph.cli import main
 from linkgraph.config import config_from_dict
 from linkgraph.io.delta import Lake
-from linkgraph.pipeline import ingest_step
 from reliability_support import data_files
+from steps_support import ingest_step
 
 W = "WRITTEN"   # expected outcome: the record is a links row
 R = S.Reason

@@ -20,8 +20,8 @@ from linkgraph.cli import main
 from linkgraph.compress.webgraph import read_bvgraph, read_properties
 from linkgraph.config import ConfigError, config_from_dict
 from linkgraph.io.delta import Lake
-from linkgraph.pipeline import ingest_step
 from linkgraph.rank.hyperball import HyperBall, exact_limit, initial_registers, relative_standard_error, single_block
+from steps_support import ingest_step
 
 
 def _csr(graph: nx.DiGraph, n: int) -> tuple[np.ndarray, np.ndarray]:

@@ -267,7 +267,8 @@ def test_compress_cli_builds_idempotent_tables_and_rejects_unencodable_ids(spark
     from linkgraph.cli import main
     from linkgraph.config import config_from_dict
     from linkgraph.io.delta import Lake
-    from linkgraph.pipeline import compress_step
+    from linkgraph.steps import compress
+    from linkgraph.steps.context import StepContext
 
     lake_dir = tmp_path / "lake"
     assert main(["compress", "--lake", str(lake_dir)]) == 2
@@ -299,7 +300,7 @@ def test_compress_cli_builds_idempotent_tables_and_rejects_unencodable_ids(spark
     tables = (S.LINKS_COMPRESSED_FORWARD_TABLE, S.LINKS_COMPRESSED_REVERSE_TABLE, S.LINKS_COMPRESSED_OFFSETS_TABLE,
               S.LINKS_COMPRESSED_ORDER_TABLE)
     versions = {t: lake.version(t) for t in tables}
-    again = compress_step(spark, config)
+    again = compress.run(StepContext.create(spark, config), compress.Params())
     assert again.tables_written == [] and {t: lake.version(t) for t in tables} == versions
     assert (again.arcs, again.forward_blocks, again.reverse_blocks) == (10, 3, 3)
 
@@ -325,7 +326,8 @@ def test_blocks_cut_by_arcs_and_a_lookup_reads_one_block(spark, tmp_path):
     from linkgraph.compress.build import arcs_by_block
     from linkgraph.config import config_from_dict
     from linkgraph.io.delta import Lake
-    from linkgraph.pipeline import compress_step
+    from linkgraph.steps import compress
+    from linkgraph.steps.context import StepContext
 
     arcs = {0: [9], 1: [9], 2: [10, 11, 12, 13, 14], 3: [9], 4: [9, 10], 5: [2]}
     rows = [(s, d) for s, ds in arcs.items() for d in ds]
@@ -338,7 +340,7 @@ def test_blocks_cut_by_arcs_and_a_lookup_reads_one_block(spark, tmp_path):
     lake = Lake(spark, config.lake)
     lake.append(S.LINKS_TABLE, spark.createDataFrame([(s, d, None, None, None, None, None, None) for s, d in rows],
                                                      S.LINKS))
-    report = compress_step(spark, config)
+    report = compress.run(StepContext.create(spark, config), compress.Params())
     assert (report.arcs, report.forward_blocks) == (11, 4)
     full = ConnectivityIndex.load(lake_dir)
     for page in range(16):
@@ -428,7 +430,8 @@ def test_links_compressed_reads_one_block_per_direction_without_pyspark(spark, t
     from linkgraph.compress.pages import PageDirectory
     from linkgraph.config import config_from_dict
     from linkgraph.io.delta import Lake
-    from linkgraph.pipeline import compress_step
+    from linkgraph.steps import compress
+    from linkgraph.steps.context import StepContext
 
     lake_dir = tmp_path / "lake"
     config = config_from_dict({"lake": {"path": str(lake_dir)}, "compress": {"block_size": 4}})
@@ -442,7 +445,7 @@ def test_links_compressed_reads_one_block_per_direction_without_pyspark(spark, t
     arcs = [(0, 5), (1, 5), (9, 5), (11, 5), (5, 0), (5, 10), (2, 3), (6, 7), (10, 11)]
     lake.append(S.LINKS_TABLE, spark.createDataFrame([(s, d, None, None, None, None, None, None) for s, d in arcs],
                                                      S.LINKS))
-    compress_step(spark, config)
+    compress.run(StepContext.create(spark, config), compress.Params())
 
     def lookup(*args: str) -> dict:
         done = subprocess.run([sys.executable, "-c", LOOKUP_IN_A_FRESH_PROCESS, *args, "--lake", str(lake_dir)],

@@ -18,9 +18,9 @@ from pyspark.testing import assertDataFrameEqual
 from linkgraph import schemas as S
 from linkgraph import tables
 from linkgraph.config import config_from_dict
-from linkgraph.pipeline import ingest_step
 from linkgraph.reliability import ConflictRetriesExhausted, retry_on_conflict
 from reliability_support import crawl_records, write_jsonl
+from steps_support import ingest_step
 
 
 def by_url(spark, lake_dir):

@@ -22,7 +22,6 @@ from linkgraph import schemas as S
 from linkgraph.cli import main
 from linkgraph.config import load_config
 from linkgraph.io.delta import CRASH_AFTER_COMMITS, Lake
-from linkgraph.pipeline import ingest_step, pagerank_step
 from reliability_support import (
     CliProcess,
     check_every_version,
@@ -33,6 +32,7 @@ from reliability_support import (
     write_conf,
     write_jsonl,
 )
+from steps_support import ingest_step, pagerank_step
 
 
 def check_core_tables_complete(spark, lake_dir) -> dict[str, int]:
@@ -194,7 +194,7 @@ def test_analyze_and_compress_killed_after_each_commit_end_as_the_uninterrupted_
             monkeypatch.setenv(CRASH_AFTER_COMMITS, "1:raise")
             CRASH_HOOK.reset()
             try:
-                step.run(StepContext.create(spark, config))
+                step.run(StepContext.create(spark, config), step.Params())
                 break
             except SimulatedCrash:
                 crashed.append(CRASH_HOOK.tables[-1])

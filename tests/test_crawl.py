@@ -335,7 +335,7 @@ def _config(lake_dir: Path, **crawl):
 def test_ingest_cc_excerpt_counts_add_up(spark, tmp_path):
     from pyspark.sql import functions as F
 
-    from linkgraph.pipeline import ingest_step
+    from steps_support import ingest_step
 
     config = _config(tmp_path / "lake")
     report = ingest_step(spark, config, str(shared_file(CC_EXCERPT)), "warc")
@@ -374,7 +374,7 @@ def test_ingest_directory_positions_rels_rejects_and_rerun(spark, tmp_path, warc
     from pyspark.sql import functions as F
     from pyspark.testing import assertDataFrameEqual
 
-    from linkgraph.pipeline import ingest_step
+    from steps_support import ingest_step
 
     lake = tmp_path / "lake"
     config = _config(lake, max_page_bytes=150_000)
@@ -484,7 +484,7 @@ def test_ccgraph_import_ranks_like_the_arc_list(spark, tmp_path):
     from pyspark.sql import functions as F
     from pyspark.testing import assertDataFrameEqual
 
-    from linkgraph.pipeline import ingest_step, pagerank_step
+    from steps_support import ingest_step, pagerank_step
 
     graph = tmp_path / "graph"
     graph.mkdir()

@@ -14,17 +14,8 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 
-# job file -> the linkgraph command it runs (the contract every deployment entry point keeps)
-JOB_COMMANDS = {
-    "ingest": "ingest",
-    "analyze": "analyze",
-    "pagerank": "pagerank",
-    "personalized_pagerank": "pagerank",
-    "scores": "scores",
-    "compress": "compress",
-    "run": "run",
-}
-# the pipeline's dependency order: task -> the tasks it waits for (also asserted for the Airflow DAG)
+# the pipeline's deployment tasks: task -> (the linkgraph command it runs, the tasks it waits for);
+# also asserted for the Airflow DAG.  Both files are generated from the step registry.
 PIPELINE_UPSTREAM = {
     "ingest": set(),
     "analyze": {"ingest"},
@@ -32,9 +23,9 @@ PIPELINE_UPSTREAM = {
     "personalized_pagerank": {"analyze"},
     "reward": {"analyze"},
     "scores": {"pagerank", "personalized_pagerank", "reward"},
-    "compress": {"scores"},
+    "compress": {"reward"},
 }
-PIPELINE_COMMANDS = {**{k: v for k, v in JOB_COMMANDS.items() if k != "run"}, "reward": "reward"}
+PIPELINE_COMMANDS = {task: "pagerank" if task == "personalized_pagerank" else task for task in PIPELINE_UPSTREAM}
 
 
 def load_job(name: str):
@@ -44,31 +35,22 @@ def load_job(name: str):
     return module
 
 
-@pytest.mark.parametrize("job", sorted(JOB_COMMANDS))
-def test_job_entry_point_runs_its_command_with_the_given_arguments(job, monkeypatch):
-    module = load_job(job)
+@pytest.mark.parametrize("command", ["ingest", "pagerank", "run", "frontier"])
+def test_the_job_entry_point_runs_the_linkgraph_command_it_is_given(command, monkeypatch):
+    module = load_job("step")
     calls = []
     monkeypatch.setattr(module, "cli_main", lambda argv: calls.append(argv) or 0)
-    arguments = ["--lake", "/data/lake", "--conf", "conf/cluster.yaml"]
-    if job == "personalized_pagerank":
-        arguments = ["--topic", "jobs,career", *arguments]
+    arguments = [command, "--lake", "/data/lake", "--conf", "conf/cluster.yaml"]
     assert module.main(arguments) == 0
-    assert calls == [[JOB_COMMANDS[job], *arguments]]
+    assert calls == [arguments]
 
-    monkeypatch.setattr(sys, "argv", [f"jobs/{job}.py", *arguments])
+    monkeypatch.setattr(sys, "argv", ["jobs/step.py", *arguments])
     assert module.main() == 0
-    assert calls[-1] == [JOB_COMMANDS[job], *arguments]
+    assert calls[-1] == arguments
 
 
-def test_personalized_pagerank_refuses_to_run_without_a_teleport_set(monkeypatch, capsys):
-    module = load_job("personalized_pagerank")
-    calls = []
-    monkeypatch.setattr(module, "cli_main", lambda argv: calls.append(argv) or 0)
-    assert module.main(["--lake", "lake"]) == 2
-    assert calls == []
-    assert "--topic" in capsys.readouterr().err
-    assert module.main(["--seeds=https://example.com/", "--lake", "lake"]) == 0
-    assert calls == [["pagerank", "--seeds=https://example.com/", "--lake", "lake"]]
+def test_jobs_holds_one_entry_point():
+    assert sorted(p.name for p in (REPO / "jobs").glob("*.py")) == ["step.py"]
 
 
 def test_wheel_entry_point_fails_the_run_on_a_non_zero_exit_code(monkeypatch, tmp_path, capsys):

@@ -12,12 +12,12 @@ def test_usage_errors_derive_from_one_base_and_keep_their_old_homes():
     from linkgraph.compress import CompressedIndexError
     from linkgraph.config import ConfigError
     from linkgraph.paths import PathNotFound
-    from linkgraph.pipeline import ScoresError
     from linkgraph.rank.gf import GraphFramesUnavailable
     from linkgraph.rank.teleport import EmptyTeleportError
     from linkgraph.readers import InputSchemaError
     from linkgraph.reliability import ConflictRetriesExhausted
-    from linkgraph.reward_pipeline import PruneNotFound
+    from linkgraph.steps.reward import PruneNotFound
+    from linkgraph.steps.scores import ScoresError
 
     usage = (ConfigError, InputSchemaError, errors.MissingTableError, PathNotFound, ScoresError, EmptyTeleportError,
              GraphFramesUnavailable, PruneNotFound, errors.CompressedTableMissing)

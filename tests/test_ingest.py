@@ -13,7 +13,7 @@ from linkgraph import schemas as S
 from linkgraph.cli import main
 from linkgraph.config import config_from_dict
 from linkgraph.io.delta import Lake
-from linkgraph.pipeline import ingest_step
+from steps_support import ingest_step
 
 BATCH_1 = [
     # duplicate pair (after canonicalisation): the later sighting is the representative

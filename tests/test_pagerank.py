@@ -16,11 +16,12 @@ from linkgraph import schemas as S
 from linkgraph.cli import main
 from linkgraph.config import config_from_dict
 from linkgraph.io.delta import Lake
-from linkgraph.pipeline import PersonalizationSpec, pagerank_step
 from linkgraph.rank.engine import BlockEngine, RankParams
 from linkgraph.rank.graph import RankGraph
 from linkgraph.rank.naive import naive_pagerank
 from linkgraph.rank.state import DeltaStateStore
+from linkgraph.steps import pagerank
+from steps_support import pagerank_step
 
 
 def rank_graph(spark, n, edges):
@@ -187,7 +188,7 @@ def test_hollins_pagerank_matches_networkx_and_records_run(spark, hollins_lake, 
 @pytest.mark.slow
 def test_topic_vectors_and_empty_vector_error(spark, hollins_lake, capsys):
     config, _ = hollins_lake
-    report = pagerank_step(spark, config, PersonalizationSpec(topics=[["admissions"], ["library", "books"]]))
+    report = pagerank_step(spark, config, pagerank.Params(topic=["admissions", "library,books"]))
     assert report.converged and report.vectors == 2
     lake = Lake(spark, config.lake)
     sums = {r.vector_id: r.total for r in lake.read(S.PAGERANK_TABLE).groupBy(S.VECTOR_ID).agg(F.sum(S.RANK).alias("total")).collect()}

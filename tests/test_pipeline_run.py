@@ -15,10 +15,14 @@ from linkgraph import schemas as S
 from linkgraph.cli import main
 from conftest import working_directory
 from linkgraph.sample import generate_sample_crawl
+from linkgraph.steps.registry import Registry
 
 
-STEP_LINES = ("spark: ", "ingest ", "ingest-sitemaps ", "analyze: ", "pagerank run ", "reward run ", "flags: ",
-              "scores run ", "compress ")
+# each step's progress line, in the order of `linkgraph run` (the registry's)
+STEP_PREFIXES = {"ingest": "ingest ", "ingest-sitemaps": "ingest-sitemaps ", "analyze": "analyze: ",
+                 "pagerank": "pagerank run ", "reward": "reward run ", "flags": "flags: ", "scores": "scores run ",
+                 "compress": "compress "}
+STEP_LINES = ("spark: ", *(STEP_PREFIXES[name] for name in Registry.default().pipeline_order()))
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ from linkgraph import readers
 from linkgraph import schemas as S
 from linkgraph.config import config_from_dict
 from linkgraph.io.delta import Lake
-from linkgraph.pipeline import ingest_step
+from steps_support import ingest_step
 
 HOLLINS_EDGES = 23_875
 POLBLOGS_EDGE_RECORDS = 19_090

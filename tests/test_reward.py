@@ -181,7 +181,7 @@ def test_term_points_word_boundaries_case_and_cap(spark):
 
 
 def test_rewards_from_the_sample_crawl_texts(spark, tmp_path):
-    from linkgraph.reward_pipeline import check_page_signals, read_page_signals, sample_signal_rows, split_page_signals
+    from linkgraph.signals import check_page_signals, read_page_signals, sample_signal_rows, split_page_signals
 
     rows = sample_signal_rows()
     bad = [
@@ -391,7 +391,8 @@ def _finish(monkeypatch, step):
 
 def test_reward_step_prunes_pages_with_their_links_and_undoes_it(spark, tmp_path, lake_dir, monkeypatch):
     from linkgraph.cli import main
-    from linkgraph.reward_pipeline import reward_step, undo_prune
+    from linkgraph.steps import reward as reward_step_module
+    from linkgraph.steps.context import StepContext
 
     config = config_from_dict({"lake": {"path": str(lake_dir)}, "reward": {"seeds": ["https://jobs.example.com"]}})
     assert main(["reward", "--lake", str(lake_dir)]) == 2  # no pages/links yet: one clear message
@@ -402,7 +403,8 @@ def test_reward_step_prunes_pages_with_their_links_and_undoes_it(spark, tmp_path
     def lake(table: str):
         return spark.read.format("delta").load(str(lake_dir / table))
 
-    first = reward_step(spark, config, rounds=2, signals_path=str(signals))
+    first = reward_step_module.run(StepContext.create(spark, config),
+                                   reward_step_module.Params(rounds=2, signals=str(signals)))
     # start S 1 (seed), others 0.  Round 1: S sends 0.1 to A; A's reward 2 ("career", "hr") + 1000
     # (new feed) → A 0.09 + 1002 = 1002.09; S 0.81 + 1 ("Jobs"); B, C, D still 0.
     # Round 2: B receives 0.1·1002.09/3 (A links S both ways: weight 2, B: 1) > 0.01; C, D get nothing.
@@ -431,7 +433,7 @@ def test_reward_step_prunes_pages_with_their_links_and_undoes_it(spark, tmp_path
 
     # the undo dies right after each of its commits in turn; each re-run completes the rest
     def undo():
-        return undo_prune(spark, config, first.run_id)
+        return reward_step_module.run(StepContext.create(spark, config), reward_step_module.Params(undo_prune=first.run_id))
 
     assert _die_after(monkeypatch, spark, lake_dir, undo, 1) == S.PAGES_TABLE
     assert _die_after(monkeypatch, spark, lake_dir, undo, 1) == S.LINKS_TABLE
@@ -469,8 +471,8 @@ def test_a_reward_run_retried_after_dying_after_each_commit_equals_one_run(spark
     ctx = dataclasses.replace(StepContext.create(spark, config), run_id="20260102T000000-retry")
 
     def run():   # an attempt in a new process: new start time, same run id
-        return reward_step_module.run(dataclasses.replace(ctx.next_step(), run_id=ctx.run_id), rounds=2,
-                                      signals_path=str(signals))
+        return reward_step_module.run(dataclasses.replace(ctx.next_step(), run_id=ctx.run_id),
+                                      reward_step_module.Params(rounds=2, signals=str(signals)))
 
     # page_signals (create, MERGE), rejects (create), step_runs (create, insert), reward_scores,
     # feeds, pruned_pages (create, insert: the audit, before the deletes), reward_runs, links, pages
@@ -514,7 +516,7 @@ def test_a_reward_run_retried_after_dying_after_each_commit_equals_one_run(spark
 
     scores_version = Lake(spark, config.lake).current_version(S.REWARD_SCORES_TABLE)
     retry = dataclasses.replace(ctx.next_step(), run_id=ctx.run_id)
-    again = reward_step_module.run(retry, rounds=2, signals_path=str(signals))   # finished: nothing is written
+    again = reward_step_module.run(retry, reward_step_module.Params(rounds=2, signals=str(signals)))   # finished: nothing is written
     assert Lake(spark, config.lake).current_version(S.REWARD_SCORES_TABLE) == scores_version
     assert (again.pages, again.pruned_pages, again.pruned_links, again.feeds_discovered) == (5, 2, 2, 1)
 
@@ -529,8 +531,9 @@ def test_an_ingest_racing_a_prune_leaves_no_link_to_a_pruned_page(spark, tmp_pat
     link to a missing page remains, and both ingests account for every record."""
     from linkgraph import tables
     from linkgraph.io.delta import Lake
-    from linkgraph.pipeline import ingest_step
-    from linkgraph.reward_pipeline import reward_step
+    from linkgraph.steps import reward as reward_step_module
+    from linkgraph.steps.context import StepContext
+    from steps_support import ingest_step
 
     lake_dir = tmp_path / "lake"
     _small_lake(spark, lake_dir)
@@ -560,7 +563,8 @@ def test_an_ingest_racing_a_prune_leaves_no_link_to_a_pruned_page(spark, tmp_pat
     def upsert_links_after_a_prune(lake, links, new_from=None):
         if "prune" not in events:
             events.append("prune")
-            reports["prune"] = reward_step(spark, config, rounds=2, signals_path=str(signals))
+            reports["prune"] = reward_step_module.run(StepContext.create(spark, config),
+                                                      reward_step_module.Params(rounds=2, signals=str(signals)))
         events.append("links MERGE")
         return upsert_links(lake, links, new_from=new_from)
 

@@ -14,9 +14,11 @@ from conftest import shared_file
 from linkgraph import schemas as S
 from linkgraph.config import config_from_dict
 from linkgraph.io.delta import Lake
-from linkgraph.pipeline import analyze_step, ingest_sitemaps_step, ingest_step, scores_step
 from linkgraph.scoring import BROADCAST_FRONTIER, domain_affinity, frontier_search, hop_rounds
 from linkgraph.sitemaps import parse_lastmod, parse_sitemap
+from linkgraph.steps import analyze, scores, sitemaps
+from linkgraph.steps.context import StepContext
+from steps_support import ingest_step
 
 NS = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'
 
@@ -127,14 +129,14 @@ def scored(spark, tmp_path_factory):
     (work / "sitemaps" / "broken.xml").write_bytes(b"<urlset><url>")
     config = config_from_dict({"lake": {"path": str(work / "lake")}, "scores": {"seeds": ["http://seed.com/"]}})
     ingest_step(spark, config, str(work / "edges.jsonl"), "jsonl")
-    sitemap_report = ingest_sitemaps_step(spark, config, str(work / "sitemaps"))
-    analyze_step(spark, config)
+    sitemap_report = sitemaps.run(StepContext.create(spark, config), sitemaps.Params(str(work / "sitemaps")))
+    analyze.run(StepContext.create(spark, config), analyze.Params())
     lake = Lake(spark, config.lake)
     # domain authority fixed by hand so the formula can be checked exactly
     authority = lake.read(S.DOMAIN_AUTHORITY_TABLE).withColumn(
         S.DOMAIN_AUTHORITY, F.when(F.col(S.DOMAIN) == "com.seed", 0.5).otherwise(0.1))
     lake.overwrite(S.DOMAIN_AUTHORITY_TABLE, authority.localCheckpoint())
-    report = scores_step(spark, config)
+    report = scores.run(StepContext.create(spark, config), scores.Params())
     rows = {r[S.URL]: r.asDict() for r in lake.read(S.SEED_SCORES_TABLE).where(F.col(S.RUN_ID) == report.run_id).collect()}
     return config, lake, report, rows, sitemap_report, work
 
@@ -146,7 +148,7 @@ def test_sitemaps_table_and_rejects(scored):
         ("http://seed.com/target", 0.8), ("http://seed.com/never-linked", 0.5)}
     before = lake.read(S.SITEMAPS_TABLE).collect()
     rejects_before = lake.read(S.REJECTS_TABLE).count()
-    again = ingest_sitemaps_step(lake.spark, config, str(work / "sitemaps"))
+    again = sitemaps.run(StepContext.create(lake.spark, config), sitemaps.Params(str(work / "sitemaps")))
     assert (again.inserted, again.updated, again.rejected) == (0, 0, 1)
     assertDataFrameEqual(lake.read(S.SITEMAPS_TABLE), lake.spark.createDataFrame(before, S.SITEMAPS))
     assert lake.read(S.REJECTS_TABLE).count() == rejects_before
@@ -196,9 +198,9 @@ def test_frontier_holds_in_scope_uncrawled_pages_in_priority_order(scored):
 
 def test_scores_rerun_with_same_inputs_writes_nothing(scored, spark):
     config, lake, _, _, _, _ = scored
-    scores_step(spark, config)  # catch up with anything an earlier test committed to the inputs
+    scores.run(StepContext.create(spark, config), scores.Params())  # catch up with anything an earlier test committed to the inputs
     version = lake.version(S.SEED_SCORES_TABLE)
-    assert scores_step(spark, config).up_to_date
+    assert scores.run(StepContext.create(spark, config), scores.Params()).up_to_date
     assert lake.version(S.SEED_SCORES_TABLE) == version
 
 

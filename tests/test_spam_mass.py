@@ -36,7 +36,9 @@ from pyspark.sql import functions as F
 from linkgraph import schemas as S
 from linkgraph.config import ConfigError, config_from_dict
 from linkgraph.io.delta import Lake
-from linkgraph.pipeline import flags_step, ingest_step, pagerank_step
+from linkgraph.steps import flags
+from linkgraph.steps.context import StepContext
+from steps_support import ingest_step, pagerank_step
 
 CORE = ["good.com/", "good.com/a", "good.com/b"]
 FARM = [f"spam.net/f{i}" for i in range(1, 7)]
@@ -95,7 +97,7 @@ def flagged(spark, tmp_path_factory):
         [("com.good", 3), ("org.news", 8), ("net.spam", 6), ("biz.target", 1)], "domain string, pages long"),
         built_from="analysis inputs")
     rank_report = pagerank_step(spark, config)
-    flags_report = flags_step(spark, config)
+    flags_report = flags.run(StepContext.create(spark, config), flags.Params())
     return lake, rank_report, flags_report
 
 

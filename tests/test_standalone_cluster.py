@@ -5,7 +5,7 @@ collect of the graph or a path only the driver can see would break it.  Every De
 writes must equal the local run's of the same input (``sample_lake``): the compressed links bit for
 bit, ranks within 1e-9.
 
-One submit of ``jobs/run.py`` on the built-in sample (3,364 records): a few minutes on 2 cores.
+One submit of ``jobs/step.py run`` on the built-in sample (3,364 records): a few minutes on 2 cores.
 Its PageRank runs as Spark jobs over 2 blocks (not inside one task as locally) with a reliable
 lineage checkpoint every 5 iterations, and one executor JVM is SIGKILLed once iteration 7 is
 logged: Spark recomputes what it held from the last checkpoint, and the ranks still
@@ -28,7 +28,7 @@ from pyspark.testing import assertDataFrameEqual
 from linkgraph import schemas as S
 from linkgraph.config import LOCAL_SPARK_CONF, TINY_DATA_SPARK_CONF
 from linkgraph.packages import DELTA_PACKAGE
-from linkgraph.pipeline import ANALYSIS_TABLES
+from linkgraph.steps.analyze import ANALYSIS_TABLES
 from standalone_cluster import StandaloneCluster
 
 pytestmark = pytest.mark.cluster
@@ -114,8 +114,8 @@ def test_run_submitted_to_a_standalone_cluster_survives_an_executor_loss_and_wri
     py_files = next(dist_dir.glob("linkgraph-*-py-files.zip"))
     log = tmp_path / "spark-submit.log"
     submitted = standalone_cluster.submit_in_background(
-        str(REPO / "jobs" / "run.py"),
-        ["--conf", str(cluster_config(tmp_path / "cluster.yaml", tmp_path, rank=DISTRIBUTED_RANK)),
+        str(REPO / "jobs" / "step.py"),
+        ["run", "--conf", str(cluster_config(tmp_path / "cluster.yaml", tmp_path, rank=DISTRIBUTED_RANK)),
          "--input", str(edges), "--format", "jsonl", "--lake", str(cluster_lake)],
         ["--deploy-mode", "client", "--packages", DELTA_PACKAGE, "--py-files", str(py_files),
          "--driver-memory", "1g", "--executor-memory", "768m", "--conf", "spark.executor.cores=1",

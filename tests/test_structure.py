@@ -1,16 +1,21 @@
 """The package's shape, checked statically (no Spark): no import cycle, no private name imported
-from another module, and one pipeline order (``linkgraph.steps.PIPELINE``) that notebook 01, the
-Airflow DAG and the Databricks bundle agree with."""
+from another module, and one registry of steps (``linkgraph.steps.registry``) from which the CLI,
+``linkgraph run``'s order, the Airflow DAG and the Databricks bundle are derived."""
 
 from __future__ import annotations
 
 import ast
+import re
+from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
 import yaml
 
-from linkgraph.cli import COMMANDS
-from linkgraph.steps import PIPELINE
+from linkgraph.cli import build_parser
+from linkgraph.cli import main as cli_main
+from linkgraph.deploy import render_bundle, render_dag
+from linkgraph.steps.registry import Registry, Step, option, params_from
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "lib" / "linkgraph"
@@ -112,7 +117,7 @@ def test_the_checks_see_a_cycle_and_the_package():
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": set()}) is None
     graph = import_graph()
-    assert "linkgraph.steps.ingest" in graph["linkgraph.cli"]  # function-local imports count
+    assert "linkgraph.session" in graph["linkgraph.cli"]  # function-local imports count
     assert "linkgraph.tables" in graph["linkgraph.steps.edges"]
 
 
@@ -132,81 +137,80 @@ def test_no_private_name_imported_from_another_module():
     assert not private, "\n".join(private)
 
 
-# --- one pipeline order ---------------------------------------------------------------------------
+# --- one registry of steps -------------------------------------------------------------------------
 
-# PIPELINE steps that the deployments (DAG, bundle, notebook) do not run as tasks of their own
-NOT_A_DEPLOYED_TASK = {
-    "ingest-sitemaps": "needs a sitemaps input; the daily jobs ingest edge records only",
-    "flags": "no command of its own: `linkgraph analyze` and `linkgraph scores` write page_flags",
-}
-
-
-def _agrees_with_pipeline(commands: dict[str, str], upstream: dict[str, list[str]]) -> None:
-    """Every task runs a PIPELINE step (or the one ``flags`` is folded into), every dependency
-    runs forward in PIPELINE order, and every step but the documented ones has a task."""
-    for task, command in commands.items():
-        assert command in PIPELINE, f"task {task} runs {command!r}, not a PIPELINE step"
-    for task, before in upstream.items():
-        for earlier in before:
-            assert PIPELINE.index(commands[earlier]) < PIPELINE.index(commands[task]), (
-                f"{earlier} ({commands[earlier]}) runs before {task} ({commands[task]}), against PIPELINE {PIPELINE}")
-    missing = set(PIPELINE) - set(commands.values()) - set(NOT_A_DEPLOYED_TASK)
-    assert not missing, f"PIPELINE steps without a task: {sorted(missing)}"
+@dataclass(frozen=True)
+class ToyParams:
+    hosts: int = option("hosts to keep", default=3)
+    dry_run: bool = option("say what would change, change nothing", default=False)
 
 
-def _airflow_jobs() -> tuple[dict[str, str], dict[str, list[str]]]:
-    tree = ast.parse((ROOT / "jobs" / "airflow" / "linkgraph_dag.py").read_text())
-    jobs = next(node.value for node in tree.body if isinstance(node, ast.Assign)
-                and any(isinstance(t, ast.Name) and t.id == "JOBS" for t in node.targets))
-    commands, upstream = {}, {}
-    for call in jobs.elts:
-        args = [ast.literal_eval(a) for a in call.args]
-        keywords = {k.arg: ast.literal_eval(k.value) for k in call.keywords}
-        commands[args[0]] = args[1]
-        upstream[args[0]] = list(keywords.get("upstream", args[3] if len(args) > 3 else ()))
-    return commands, upstream
+def _toy_run(ctx, params):  # never called: the toy is only declared
+    raise AssertionError("not run")
 
 
-def _bundle_tasks() -> tuple[dict[str, str], dict[str, list[str]]]:
-    bundle = yaml.safe_load((ROOT / "databricks.yml").read_text())
-    commands, upstream = {}, {}
-    for job in bundle["resources"]["jobs"].values():
-        for task in job["tasks"]:
-            wheel = task.get("python_wheel_task")
-            if wheel is None or wheel.get("entry_point") != "linkgraph-job":
-                continue  # the notebooks of the bundle read the lake; they are no pipeline step
-            commands[task["task_key"]] = wheel["parameters"][0]
-            upstream[task["task_key"]] = [d["task_key"] for d in task.get("depends_on", [])]
-    return commands, upstream
+TOY = Step(name="dedupe-hosts", help="merge duplicate hosts", params=ToyParams, run=_toy_run,
+           reads=("pages",), writes=("pages",), after=("analyze",), for_run=lambda plan, config: ToyParams())
 
 
-def test_pipeline_steps_are_known():
-    assert len(set(PIPELINE)) == len(PIPELINE)
-    assert set(PIPELINE) - set(COMMANDS) == {"flags"}
+def _toy_registry() -> Registry:
+    registry = Registry(Registry.default())
+    registry.register(TOY)
+    return registry
 
 
-def test_airflow_dag_follows_the_pipeline_order():
-    commands, upstream = _airflow_jobs()
-    assert commands["ingest"] == "ingest"
-    _agrees_with_pipeline(commands, upstream)
+def test_a_new_step_is_one_declaration_everything_else_follows():
+    registry = _toy_registry()
+    parser = build_parser(registry)
+    args = parser.parse_args(["dedupe-hosts", "--hosts", "5", "--dry-run", "--lake", "lake"])
+    assert (args.step, args.hosts, args.dry_run, args.lake) == ("dedupe-hosts", 5, True, "lake")
+    assert params_from(ToyParams, args) == ToyParams(hosts=5, dry_run=True)
+    order = registry.pipeline_order()
+    assert order.index("analyze") < order.index("dedupe-hosts")
+    assert "dedupe-hosts" not in Registry.default().pipeline_order()
+    assert 'Job("dedupe_hosts", "dedupe-hosts", (), upstream=("analyze",))' in render_dag(registry)
+    tasks = {task["task_key"]: task for task in yaml.safe_load(render_bundle(registry))["resources"]["jobs"]
+             ["linkgraph"]["tasks"]}
+    assert tasks["dedupe_hosts"]["depends_on"] == [{"task_key": "analyze"}]
+    assert tasks["dedupe_hosts"]["python_wheel_task"]["parameters"][0] == "dedupe-hosts"
 
 
-def test_databricks_bundle_follows_the_pipeline_order():
-    commands, upstream = _bundle_tasks()
-    assert commands
-    _agrees_with_pipeline(commands, upstream)
-    assert (commands, upstream) == _airflow_jobs(), "the bundle and the Airflow DAG run different tasks"
+def test_run_order_is_a_topological_order_of_after():
+    registry = Registry.default()
+    order = registry.pipeline_order()
+    assert order == ["ingest", "analyze", "ingest-sitemaps", "pagerank", "reward", "compress", "flags", "scores"]
+    for name in order:
+        for before in registry[name].after:
+            assert order.index(before) < order.index(name), (before, name)
+    cyclic = Registry([Step("a", "a", ToyParams, _toy_run, after=("b",), for_run=TOY.for_run),
+                       Step("b", "b", ToyParams, _toy_run, after=("a",), for_run=TOY.for_run)])
+    with pytest.raises(ValueError, match="cycle"):
+        cyclic.pipeline_order()
 
 
-def test_notebook_01_offers_the_steps_in_pipeline_order():
-    tree = ast.parse((ROOT / "notebooks" / "01_run_pipeline.py").read_text())
-    offered = next(
-        ast.literal_eval(node.value.generators[0].iter) for node in ast.walk(tree)
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "pipeline_steps"
-                                                for t in node.targets)
-    )
-    assert list(offered) == [step for step in PIPELINE if step in offered]
-    assert set(PIPELINE) - set(offered) == set(NOT_A_DEPLOYED_TASK)
+def test_every_step_declares_its_tables_and_a_known_after():
+    registry = Registry.default()
+    for step in registry:
+        assert step.writes or step.name == "export", step.name
+        assert set(step.after) <= set(registry.names()), step.name
+        assert step.name in build_parser(registry)._subparsers._group_actions[0].choices
+
+
+@pytest.mark.parametrize(("emit", "committed"), [("dag", "jobs/airflow/linkgraph_dag.py"), ("bundle", "databricks.yml")])
+def test_committed_deployment_files_are_what_the_registry_emits(emit, committed, tmp_path):
+    """``linkgraph pipeline --emit dag|bundle`` regenerates them; edit the steps, then re-emit."""
+    assert cli_main(["pipeline", "--emit", emit, "--output", str(tmp_path / "emitted")]) == 0
+    assert (tmp_path / "emitted").read_text() == (ROOT / committed).read_text(), (
+        f"{committed} differs from the registry: run `linkgraph pipeline --emit {emit} --output {committed}`")
+
+
+def test_step_names_are_written_once():
+    """The pipeline's order exists only as the steps' ``after`` declarations: no tuple or list of
+    step names anywhere in lib/, jobs/ or notebooks/."""
+    pattern = re.compile(r"""["']ingest["'],\s*["'](?:ingest-sitemaps|analyze)["']""")
+    hits = [f"{path.relative_to(ROOT)}" for folder in ("lib", "jobs", "notebooks") for path in (ROOT / folder).rglob("*.py")
+            if pattern.search(path.read_text())]
+    assert not hits, hits
 
 
 def test_input_formats_the_cli_offers_are_the_readers():

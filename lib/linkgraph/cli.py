@@ -13,41 +13,26 @@ import re
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from linkgraph import __version__, paths
 from linkgraph import names as N
 from linkgraph.config import TINY_DATA_SPARK_CONF, Config, load_config
-from linkgraph.errors import ConflictRetriesExhausted, UnreadableDataError, UsageError
+from linkgraph.deploy import EMITTERS
+from linkgraph.errors import LinkgraphError, UsageError
 from linkgraph.names import INPUT_FORMATS as FORMATS  # = linkgraph.readers.FORMATS, without importing pyspark
+from linkgraph.paths import guess_format
+from linkgraph.steps.registry import Registry, RunPlan, Step, add_subcommands, input_paths, params_from, with_overrides
 
 if TYPE_CHECKING:
     from linkgraph.steps.context import StepContext
 
 log = logging.getLogger("linkgraph")
 
-EXIT_USAGE = 2
+EXIT_USAGE = UsageError.exit_code
 _RUN_ID = re.compile(r"[A-Za-z0-9._:+-]{1,100}")
-
-_EXTENSION_FORMATS = {
-    ".parquet": "parquet", ".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "jsonl", ".csv": "csv",
-    ".tsv": "arcs", ".arcs": "arcs", ".txt": "arcs", ".dat": "dat", ".gml": "gml",
-}
-# --- crawl inputs ---
-_EXTENSION_FORMATS.update({".warc": "warc", ".wat": "wat"})
-
-
-def guess_format(path: str) -> str:
-    """The input format from ``path``'s extension; a local directory is parquet."""
-    local = paths.local_path(path)
-    if local is not None and Path(local).is_dir():
-        return "parquet"
-    suffixes = [s for s in Path(path.rstrip("/").rsplit("/", 1)[-1]).suffixes if s != ".gz"]
-    if suffixes and suffixes[-1] in _EXTENSION_FORMATS:
-        return _EXTENSION_FORMATS[suffixes[-1]]
-    raise UsageError(f"cannot tell the format of {path}; pass --format ({'|'.join(FORMATS)})")
-
 
 class _ArgumentError(UsageError):
     """A command line argparse refused; its message already names the command."""
@@ -67,46 +52,18 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lake", help="lake directory holding the Delta tables (overrides lake.path)")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(registry: Registry | None = None) -> argparse.ArgumentParser:
+    """The ``linkgraph`` parser: one subcommand per registered step (``registry``, default every
+    step the package declares), then the commands that are not steps (queries, ``run``, ``pipeline``)."""
     parser = _Parser(prog="linkgraph", description="Link-graph analytics on Spark + Delta Lake")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
+    add_subcommands(sub, Registry.default() if registry is None else registry)
+    _add_queries(sub)
+    return parser
 
-    ingest = sub.add_parser("ingest", help="upsert crawl edge records into pages/links/rejects")
-    ingest.add_argument("--input", required=True, help="file or directory of edge records")
-    ingest.add_argument("--format", choices=FORMATS, help="input format (default: from the file extension)")
-    _common(ingest)
 
-    rank = sub.add_parser("pagerank", help="PageRank / topic-sensitive PageRank over the lake's links")
-    rank.add_argument("--engine", choices=("fast", "graphframes", "naive"), help="default: rank.engine (fast)")
-    group = rank.add_mutually_exclusive_group()
-    group.add_argument("--topic", action="append", metavar="TERMS",
-                       help="comma-separated topic terms; repeat for several vectors computed in one pass")
-    group.add_argument("--seeds", action="append", metavar="URLS",
-                       help="comma-separated seed URLs; repeat for several vectors computed in one pass")
-    group.add_argument("--personalization", metavar="TABLE", help="lake table of (page_id, weight[, vector_id])")
-    rank.add_argument("--tol", type=float, help="stop when the L1 change is below this (default 1e-6)")
-    rank.add_argument("--max-iter", type=int, help="iteration cap (default 100)")
-    rank.add_argument("--warm-start", action="store_true", help="start from the previous run's ranks")
-    _common(rank)
-
-    analyze = sub.add_parser("analyze", help="indexes, host/domain graphs, domain authority, link farms, "
-                                             "syndication networks and page flags")
-    _common(analyze)
-
-    sitemaps = sub.add_parser("ingest-sitemaps", help="upsert sitemap entries (XML, gzipped, indexes) into `sitemaps`")
-    sitemaps.add_argument("--input", required=True, help="sitemap file or directory of them")
-    _common(sitemaps)
-
-    authority = sub.add_parser("import-authority", help="import external domain authority into `external_authority`")
-    authority.add_argument("--input", required=True, help="Open PageRank CSV or Common Crawl rank file")
-    authority.add_argument("--format", required=True, choices=("openpagerank", "ccrank"))
-    _common(authority)
-
-    scores = sub.add_parser("scores", help="page flags, seed scores, scope decisions and the crawl frontier")
-    scores.add_argument("--seeds", metavar="URLS", help="comma-separated seed URLs (default: scores.seeds)")
-    _common(scores)
-
+def _add_queries(sub: Any) -> None:
     frontier = sub.add_parser("frontier", help="export the top of the crawl frontier")
     frontier.add_argument("--top", type=int, default=100, help="number of URLs (default 100)")
     frontier.add_argument("--format", choices=("jsonl", "csv"), default="jsonl")
@@ -121,44 +78,15 @@ def build_parser() -> argparse.ArgumentParser:
                        help="answer out/in from the compressed graph (run `linkgraph compress` first)")
     _common(links)
 
-    reward = sub.add_parser("reward", help="reward-distribution ranking for focused crawls (scores, feeds, pruning)")
-    reward.add_argument("--rounds", type=int, metavar="K", help="distribution rounds (default: reward.rounds, 10)")
-    reward.add_argument("--signals", metavar="PATH", help="page-signal JSON lines to merge into page_signals first")
-    reward.add_argument("--seeds", action="append", metavar="URLS",
-                        help="comma-separated seed URLs (never pruned), added to reward.seeds")
-    reward.add_argument("--no-rewards", action="store_true", help="spread and forget only; add no rewards")
-    reward.add_argument("--no-prune", action="store_true", help="keep pages below the delete threshold")
-    reward.add_argument("--undo-prune", metavar="RUN_ID", help="restore what reward run RUN_ID pruned, and stop")
-    reward.add_argument("--run-id", metavar="RUN_ID",
-                        help="run id to use (a retry: the same RUN_ID completes that run, or does nothing if it "
-                             "finished; default: a new id)")
-    _common(reward)
-
     run = sub.add_parser("run", help="run every pipeline step on an input, or on the built-in sample crawl")
     run.add_argument("--input", help="edge records (default: the built-in sample crawl)")
     run.add_argument("--format", choices=FORMATS)
     run.add_argument("--sitemaps", help="sitemap file or directory to ingest too (the sample brings its own)")
     _common(run)
 
-    compress = sub.add_parser(
-        "compress", help="Boldi-Vigna compressed forward and reverse link graphs of the lake's links")
-    _common(compress)
-
-    centrality = sub.add_parser("centrality", help="harmonic centrality (HyperBall) and PageRank of the host, "
-                                                   "domain or page graph into <level>_centrality")
-    centrality.add_argument("--level", required=True, choices=N.CENTRALITY_LEVELS)
-    centrality.add_argument("--registers", type=int, metavar="M",
-                            help="HyperLogLog registers per counter, a power of 2 in 16..65536 "
-                                 "(default: centrality.registers, 256)")
-    _common(centrality)
-
-    export = sub.add_parser("export", help="the host or domain graph in Common Crawl's layout or as a BVGraph, "
-                                           "with a Common Crawl rank file")
-    export.add_argument("--level", required=True, choices=("host", "domain"))
-    export.add_argument("--format", required=True, choices=("ccgraph", "webgraph"))
-    export.add_argument("--output", required=True, metavar="DIR", help="directory to write (created if missing)")
-    _common(export)
-    return parser
+    pipeline = sub.add_parser("pipeline", help="the deployment files derived from the step registry")
+    pipeline.add_argument("--emit", required=True, choices=EMITTERS, help="which file to write")
+    pipeline.add_argument("--output", help="file to write (default: standard output)")
 
 
 def resolve_config(args: argparse.Namespace) -> Config:
@@ -189,11 +117,6 @@ def _check_output_parent(path: str) -> None:
         raise UsageError(f"--output {path}: directory {parent} does not exist")
 
 
-def _input_and_format(args: argparse.Namespace) -> tuple[str, str]:
-    input_path = _input_path(args.input)
-    return input_path, args.format or guess_format(input_path)
-
-
 def _context(config: Config, *inputs: tuple[str | None, str]) -> StepContext:
     """The command's step context: the session (after checking each remote (input path, what)
     through Hadoop's FileSystem), the config and the lake."""
@@ -207,70 +130,33 @@ def _context(config: Config, *inputs: tuple[str | None, str]) -> StepContext:
     return StepContext.create(spark, config)
 
 
-def cmd_ingest(args: argparse.Namespace, config: Config) -> int:
-    from linkgraph.steps import ingest
-
-    input_path, fmt = _input_and_format(args)
-    print(ingest.run(_context(config, (input_path, "input")), input_path, fmt).summary())
-    return 0
-
-
-def _rank_config(args: argparse.Namespace, config: Config) -> Config:
-    """``rank`` config with the flags given on the command line applied."""
-    flags = {"engine": args.engine, "tol": args.tol, "max_iter": args.max_iter}
-    overrides = {key: value for key, value in flags.items() if value is not None}
-    return dataclasses.replace(config, rank=dataclasses.replace(config.rank, **overrides))
+def _step_params(step: Step[Any], args: argparse.Namespace) -> Any:
+    """The step's parameters from the command line: input paths as URIs (a missing local one
+    stops here, before Spark starts), then the step's own checks."""
+    params = params_from(step.params, args)
+    uris = {name: _input_path(getattr(params, name), what) for name, what in _path_fields(params)}
+    params = dataclasses.replace(params, **uris)
+    return step.prepare(params) if step.prepare is not None else params
 
 
-def _split(values: list[str] | None) -> list[list[str]]:
-    return [[v.strip() for v in value.split(",") if v.strip()] for value in values or []]
+def _path_fields(params: Any) -> list[tuple[str, str]]:
+    return [(f.name, f.metadata["path"]) for f in dataclasses.fields(params)
+            if f.metadata.get("path") is not None and getattr(params, f.name) is not None]
 
 
-def cmd_pagerank(args: argparse.Namespace, config: Config) -> int:
-    from linkgraph.steps import pagerank
-
-    config = _rank_config(args, config)
-    spec = pagerank.PersonalizationSpec(seeds=_split(args.seeds), topics=_split(args.topic), table=args.personalization)
-    report = pagerank.run(_context(config), spec, warm_start=args.warm_start)
-    print(report.summary())
-    return 0 if report.converged else config.rank.not_converged_exit_code
-
-
-def cmd_reward(args: argparse.Namespace, config: Config) -> int:
-    from linkgraph.steps import reward
-
-    if args.rounds is not None and args.rounds < 0:
-        raise UsageError("--rounds must not be negative")
-    signals = _input_path(args.signals, "page signals") if args.signals is not None else None
-    overrides: dict[str, Any] = {"rewards": False} if args.no_rewards else {}
-    if args.no_prune:
-        overrides["prune"] = False
-    config = dataclasses.replace(config, reward=dataclasses.replace(config.reward, **overrides))
-    if args.undo_prune:
-        print(reward.undo(_context(config), args.undo_prune).summary())
-        return 0
-    if args.run_id is not None and not _RUN_ID.fullmatch(args.run_id):
-        raise UsageError(f"--run-id {args.run_id!r}: use 1-100 letters, digits and . _ : + -")
-    seeds = [url for group in _split(args.seeds) for url in group]
-    ctx = _context(config, (signals, "page signals"))
-    if args.run_id is not None:
-        ctx = dataclasses.replace(ctx, run_id=args.run_id)
-    report = reward.run(ctx, rounds=args.rounds, seeds=seeds, signals_path=signals)
-    if report.signals is not None:
-        print(report.signals.summary())
-    print(report.summary())
-    return 0
-
-
-def cmd_analyze(args: argparse.Namespace, config: Config) -> int:
-    from linkgraph.steps import analyze, flags
-
-    ctx = _context(config)
-    print(analyze.run(ctx).summary())
-    report = flags.run(ctx.next_step())
-    if report.rank_run is not None:
-        print(report.summary())
-    return 0
+def cmd_step(step: Step[Any], args: argparse.Namespace, config: Config, registry: Registry) -> int:
+    """Run one registered step (then the steps its subcommand chains, ``Step.then``) and print
+    each report's lines."""
+    params = _step_params(step, args)
+    config = with_overrides(config, params)
+    ctx = _context(config, *input_paths(params))
+    report = step.run(ctx, params)
+    print("\n".join(report.lines()))
+    for name in step.then:
+        follower = registry[name].run(ctx.next_step(), registry[name].params())
+        if not follower.quiet:
+            print("\n".join(follower.lines()))
+    return report.exit_code(config)
 
 
 def _links_compressed_without_spark(args: argparse.Namespace, config: Config) -> list[Any] | None:
@@ -313,31 +199,6 @@ def cmd_links(args: argparse.Namespace, config: Config) -> int:
     return 0
 
 
-def cmd_ingest_sitemaps(args: argparse.Namespace, config: Config) -> int:
-    from linkgraph.steps import sitemaps
-
-    input_path = _input_path(args.input)
-    print(sitemaps.run(_context(config, (input_path, "input")), input_path).summary())
-    return 0
-
-
-def cmd_import_authority(args: argparse.Namespace, config: Config) -> int:
-    from linkgraph.steps import authority
-
-    input_path = _input_path(args.input)
-    report = authority.run(_context(config, (input_path, "input")), input_path, args.format)
-    print(f"import-authority {args.input}: {args.format} imported={report.imported} rejected={report.rejected}")
-    return 0
-
-
-def cmd_scores(args: argparse.Namespace, config: Config) -> int:
-    from linkgraph.steps import scores
-
-    seeds = _split([args.seeds])[0] if args.seeds else None
-    print(scores.run(_context(config), seeds).summary())
-    return 0
-
-
 def _frontier_export_columns() -> tuple[str, ...]:
     from linkgraph import schemas as S
 
@@ -372,49 +233,13 @@ def cmd_frontier(args: argparse.Namespace, config: Config) -> int:
     return 0
 
 
-@dataclasses.dataclass
-class RunPlan:
-    """What ``linkgraph run`` was given: the input, sitemaps and seeds (the sample's by default)."""
-
-    input_path: str
-    fmt: str
-    sitemaps: str | None
-    seeds: list[str]
-    on_sample: bool
-
-
-def _run_step(name: str, ctx: StepContext, plan: RunPlan) -> str | None:
-    """Run one step of ``PIPELINE`` for ``linkgraph run``; its progress line (None: skipped quietly)."""
-    from linkgraph.steps import analyze, compress, flags, ingest, pagerank, reward, scores, sitemaps
-
-    if name == "ingest":
-        return ingest.run(ctx, plan.input_path, plan.fmt).summary()
-    if name == "ingest-sitemaps":
-        return sitemaps.run(ctx, plan.sitemaps).summary() if plan.sitemaps else None
-    if name == "analyze":
-        return analyze.run(ctx).summary()
-    if name == "pagerank":
-        return pagerank.run(ctx).summary()
-    if name == "reward":
-        report = reward.in_run(ctx, on_sample=plan.on_sample)
-        return report.summary() if report is not None else None
-    if name == "flags":
-        return flags.run(ctx).summary()
-    if name == "scores":
-        if not plan.seeds:
-            return "scores: seed_scores and frontier skipped (no seed URLs: set scores.seeds in the config)"
-        return scores.run(ctx, plan.seeds).summary()
-    if name == "compress":
-        return compress.run(ctx).summary()
-    raise ValueError(f"unknown pipeline step {name!r}")
-
-
 def _run_plan(args: argparse.Namespace, config: Config) -> RunPlan:
     from linkgraph.sample import SAMPLE_SEEDS, write_sample_input
 
     sitemaps, seeds = args.sitemaps, list(config.scores.seeds)
     if args.input:
-        input_path, fmt = _input_and_format(args)
+        input_path = _input_path(args.input)
+        fmt = args.format or guess_format(input_path)
     else:
         input_path, fmt = str(write_sample_input(tempfile.mkdtemp(prefix="linkgraph-sample-"))), "jsonl"
         print(f"using the built-in sample crawl: {input_path}", flush=True)
@@ -425,21 +250,9 @@ def _run_plan(args: argparse.Namespace, config: Config) -> RunPlan:
     return RunPlan(input_path, fmt, sitemaps, seeds, on_sample=not args.input)
 
 
-def _run_tables(analysis_tables: tuple[str, ...]) -> tuple[str, ...]:
-    """The tables ``linkgraph run`` lists, in pipeline order."""
-    from linkgraph import schemas as S
-
-    return (S.PAGES_TABLE, S.LINKS_TABLE, S.REJECTS_TABLE, S.PAGERANK_TABLE, S.RANK_RUNS_TABLE, *analysis_tables,
-            S.SITEMAPS_TABLE, S.PAGE_SIGNALS_TABLE, S.REWARD_SCORES_TABLE, S.REWARD_RUNS_TABLE, S.FEEDS_TABLE,
-            S.PRUNED_PAGES_TABLE, S.PAGE_FLAGS_TABLE, S.SEED_SCORES_TABLE, S.FRONTIER_TABLE,
-            S.LINKS_COMPRESSED_FORWARD_TABLE, S.LINKS_COMPRESSED_REVERSE_TABLE, S.LINKS_COMPRESSED_OFFSETS_TABLE,
-            S.LINKS_COMPRESSED_ORDER_TABLE)
-
-
-def cmd_run(args: argparse.Namespace, config: Config) -> int:
-    from linkgraph.steps import PIPELINE
-    from linkgraph.steps.analyze import ANALYSIS_TABLES
-
+def cmd_run(args: argparse.Namespace, config: Config, registry: Registry) -> int:
+    """Every step of ``registry.pipeline_order()`` on the plan's input, one line per step, then
+    the tables the steps write."""
     started = time.monotonic()
     plan = _run_plan(args, config)
     if plan.on_sample:  # the sample's few thousand records: interpreted, not compiled (if this starts Spark)
@@ -448,51 +261,32 @@ def cmd_run(args: argparse.Namespace, config: Config) -> int:
     spark_started = time.monotonic()
     ctx = _context(config, (plan.input_path, "input"), (plan.sitemaps, "sitemaps"))
     print(f"spark: {ctx.spark.sparkContext.master} ready in {time.monotonic() - spark_started:.1f}s", flush=True)
-    for name in PIPELINE:
-        line = _run_step(name, ctx.next_step(), plan)
-        if line is not None:
-            print(line, flush=True)
+    order = registry.pipeline_order()
+    for name in order:
+        step = registry[name]
+        params = step.for_run(plan, config) if step.for_run is not None else None
+        if params is not None:
+            print(params if isinstance(params, str) else step.run(ctx.next_step(), params).summary(), flush=True)
     print(f"tables (run took {time.monotonic() - started:.1f}s):")
-    for table in _run_tables(tuple(ANALYSIS_TABLES)):
+    for table in dict.fromkeys(table for name in order for table in registry[name].writes):
         if ctx.lake.exists(table):
             where = ctx.lake.location(table) if ctx.lake.uses_catalog else paths.display(ctx.lake.location(table))
             print(f"  {table:<25} {where}")
     return 0
 
 
-def cmd_compress(args: argparse.Namespace, config: Config) -> int:
-    from linkgraph.steps import compress
-
-    print(compress.run(_context(config)).summary())
+def cmd_pipeline(args: argparse.Namespace, registry: Registry) -> int:
+    """Write a deployment file derived from the registry (``linkgraph.deploy``)."""
+    text = EMITTERS[args.emit](registry)
+    if args.output:
+        Path(args.output).write_text(text)
+    else:
+        sys.stdout.write(text)
     return 0
 
 
-def cmd_export(args: argparse.Namespace, config: Config) -> int:
-    from linkgraph.steps import export
-
-    local = paths.local_path(paths.to_uri(args.output))
-    if local is not None and Path(local).is_file():
-        raise UsageError(f"--output {args.output} is a file; give a directory")
-    print(export.run(_context(config), args.level, args.format, paths.to_uri(args.output)).summary())
-    return 0
-
-
-def cmd_centrality(args: argparse.Namespace, config: Config) -> int:
-    from linkgraph.steps import centrality
-
-    if args.registers is not None:
-        config = dataclasses.replace(config, centrality=dataclasses.replace(config.centrality,
-                                                                            registers=args.registers))
-    print(centrality.run(_context(config), args.level).summary())
-    return 0
-
-
-COMMANDS = {
-    "ingest": cmd_ingest, "ingest-sitemaps": cmd_ingest_sitemaps, "import-authority": cmd_import_authority,
-    "pagerank": cmd_pagerank, "analyze": cmd_analyze, "links": cmd_links, "scores": cmd_scores,
-    "frontier": cmd_frontier, "compress": cmd_compress, "reward": cmd_reward, "run": cmd_run,
-    "export": cmd_export, "centrality": cmd_centrality,
-}
+# the commands that are not steps: queries of the lake (no table written) and the runner
+COMMANDS: dict[str, Callable[[argparse.Namespace, Config], int]] = {"links": cmd_links, "frontier": cmd_frontier}
 
 
 def _active_session():
@@ -506,24 +300,43 @@ def _active_session():
     return existing_session()
 
 
-def main(argv: list[str] | None = None) -> int:
+def _registry_for(argv: list[str]) -> Registry:
+    """The steps the command line may name.  ``links`` and ``--version`` need none, so they do not
+    import the step modules (and pyspark): ``links --compressed`` answers without Spark."""
+    if argv[:1] in (["links"], ["--version"]):
+        return Registry()
+    return Registry.default()
+
+
+def _dispatch(args: argparse.Namespace, registry: Registry) -> int:
+    if args.command == "pipeline":
+        return cmd_pipeline(args, registry)
+    config = resolve_config(args)
+    if args.command == "run":
+        return cmd_run(args, config, registry)
+    if args.command in COMMANDS:
+        return COMMANDS[args.command](args, config)
+    return cmd_step(registry[args.command], args, config, registry)
+
+
+def main(argv: list[str] | None = None, registry: Registry | None = None) -> int:
+    """``linkgraph`` with ``argv`` (default: the process's arguments) over ``registry`` (default:
+    the package's steps); the exit code."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("py4j").setLevel(logging.WARNING)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    registry = _registry_for(argv) if registry is None else registry
     try:
-        args = build_parser().parse_args(argv)
+        args = build_parser(registry).parse_args(argv)
     except _ArgumentError as exc:
         print(exc, file=sys.stderr)
         return EXIT_USAGE
     owns_session = _active_session() is None
     try:
-        config = resolve_config(args)
-        return COMMANDS[args.command](args, config)
-    except UsageError as exc:
+        return _dispatch(args, registry)
+    except LinkgraphError as exc:
         print(f"linkgraph {args.command}: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except (ConflictRetriesExhausted, UnreadableDataError) as exc:
-        print(f"linkgraph {args.command}: error: {exc}", file=sys.stderr)
-        return 1
+        return exc.exit_code
     except Exception as exc:
         missing = paths.missing_file_system(exc)
         if missing is None:

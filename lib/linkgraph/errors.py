@@ -1,17 +1,32 @@
-"""Every error a user can cause, in one hierarchy.
+"""Every error the project raises, in one hierarchy under ``LinkgraphError``.
 
-``UsageError`` and its subclasses are problems with what the command was given (config, input,
-lake state, flags): ``linkgraph`` prints the message and exits with 2, nothing written.
-``ConflictRetriesExhausted`` (concurrent writers) exits with 1, like any other failure.  Several
+Each class carries the exit code ``linkgraph`` ends with when it stops a command
+(``exit_code_of``): ``UsageError`` and its subclasses are problems with what the command was given
+(config, input, lake state, flags) and exit with 2, nothing written; every other project error
+(conflicts with concurrent writers, unreadable data) exits with 1 after one line naming it.  Several
 classes are also importable from the modules that use them (``linkgraph.config.ConfigError``,
-``linkgraph.readers.InputSchemaError``, ``linkgraph.pipeline.ScoresError``, ...).
+``linkgraph.readers.InputSchemaError``, ``linkgraph.steps.scores.ScoresError``, ...).
 """
 
 from __future__ import annotations
 
 
-class UsageError(ValueError):
+class LinkgraphError(Exception):
+    """The base of every project error; ``exit_code`` is the command's exit code when it stops one."""
+
+    exit_code = 1
+
+
+def exit_code_of(exc: BaseException) -> int | None:
+    """The exit code a command ends with when ``exc`` stops it; None for an error that is not the
+    project's (a bug or an environment failure: its traceback is shown)."""
+    return exc.exit_code if isinstance(exc, LinkgraphError) else None
+
+
+class UsageError(LinkgraphError, ValueError):
     """A problem with what the command was given; the CLI exits with 2."""
+
+    exit_code = 2
 
 
 class ConfigError(UsageError):
@@ -46,7 +61,7 @@ class PruneNotFound(UsageError):
     """``--undo-prune`` named a run that pruned nothing."""
 
 
-class CompressedIndexError(ValueError):
+class CompressedIndexError(LinkgraphError, ValueError):
     """The compressed tables are missing or were not built together."""
 
 
@@ -54,11 +69,48 @@ class CompressedTableMissing(CompressedIndexError, MissingTableError):
     """A compressed table is not in the lake: run ``linkgraph compress``."""
 
 
-class ConflictRetriesExhausted(RuntimeError):
+class ConflictRetriesExhausted(LinkgraphError, RuntimeError):
     """Every attempt of a step conflicted with a concurrent Delta commit (exit 1, not a usage error)."""
 
 
-class UnreadableDataError(RuntimeError):
+class UnreadableDataError(LinkgraphError, RuntimeError):
     """A step stopped on a file that cannot be read to its end (a data file of the lake's tables,
     or an input that changed) after it may have committed some tables; the message says which
     tables it committed and that a re-run completes it (exit 1, one line)."""
+
+
+# --- conflicts a step retries (linkgraph.reliability) -------------------------------------------------
+
+class ConcurrentPageIdException(LinkgraphError, RuntimeError):
+    """Another ingest committed new pages between this one numbering its new pages and committing
+    them, and ids collided; this ingest's inserted pages were removed again (a conflict: retried)."""
+
+
+class ConcurrentPruneException(LinkgraphError, RuntimeError):
+    """A concurrent prune (``linkgraph reward``) deleted pages this ingest links to after the
+    ingest resolved its links to their ids; its links to them were removed again (a conflict:
+    retried, and the re-run inserts those pages as new ones)."""
+
+
+class ConcurrentTableCreationException(LinkgraphError, RuntimeError):
+    """A table another job created at the same moment was not yet readable when this one read it
+    (``DELTA_TABLE_NOT_FOUND`` for a table that exists now): a conflict, retried."""
+
+
+# --- bad input inside one record or file (becomes a reject, never stops a job) ------------------------
+
+class GmlTooLarge(LinkgraphError, ValueError):
+    """The decompressed GML file is larger than the cap."""
+
+
+class PayloadError(LinkgraphError, ValueError):
+    """A crawl record's payload that cannot be used; ``reason`` is its reject reason code."""
+
+    def __init__(self, reason: str, detail: str):
+        super().__init__(detail)
+        self.reason = reason
+        self.detail = detail
+
+
+class WidgetError(LinkgraphError, ValueError):
+    """A notebook widget read before it was defined, or a dropdown value outside its choices."""

@@ -20,15 +20,13 @@ import re
 import zlib
 from dataclasses import dataclass, field
 
+from linkgraph.errors import GmlTooLarge as GmlTooLarge
+
 MAX_GML_BYTES = 64 * 1024 * 1024
 _STEP = 1 << 20
 _TOKEN = re.compile(r'"[^"]*"?|\[|\]|#[^\n]*|[^\s\[\]"]+')
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
 _RECORD_LISTS = ("node", "edge")
-
-
-class GmlTooLarge(ValueError):
-    """The decompressed file is larger than the cap."""
 
 
 @dataclass

@@ -15,11 +15,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from linkgraph.errors import WidgetError as WidgetError
+
 WIDGET_ENV_PREFIX = "LINKGRAPH_WIDGET_"
-
-
-class WidgetError(ValueError):
-    """A widget read before it was defined, or a dropdown value outside its choices."""
 
 
 class LocalWidgets:

@@ -18,10 +18,12 @@ from __future__ import annotations
 import os
 import re
 import shutil
+from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
-from linkgraph.errors import PathNotFound
+from linkgraph.errors import PathNotFound, UsageError
+from linkgraph.names import INPUT_FORMATS as FORMATS
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -223,3 +225,39 @@ def move_single_part(spark: SparkSession | None, directory: str, target: str) ->
     fs.delete(hadoop_target, False)
     fs.rename(parts[0], hadoop_target)
     fs.delete(hadoop_dir, True)
+
+
+
+# --- where a lake's tables are -------------------------------------------------------------------
+
+def lake_root(lake_path: str) -> str:
+    """A lake directory as Spark and the Spark-free readers see it: ``to_uri`` of the path as
+    written, without a trailing slash."""
+    return to_uri(str(lake_path)).rstrip("/")
+
+
+def table_location(lake_path: str, table: str, catalog: str | None = None, schema: str | None = None) -> str:
+    """The one resolver of a table's location: ``[catalog.]schema.table`` when the lake is a
+    catalog schema, else ``<lake root>/<table>`` (also for the lake's own directories, e.g.
+    ``_checkpoints``)."""
+    if schema is not None:
+        return ".".join(part for part in (catalog, schema, table) if part)
+    return f"{lake_root(lake_path)}/{table}"
+
+# --- input formats by file extension ---------------------------------------------------------
+
+_EXTENSION_FORMATS = {
+    ".parquet": "parquet", ".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "jsonl", ".csv": "csv",
+    ".tsv": "arcs", ".arcs": "arcs", ".txt": "arcs", ".dat": "dat", ".gml": "gml", ".warc": "warc", ".wat": "wat",
+}
+
+
+def guess_format(path: str) -> str:
+    """The input format from ``path``'s extension; a local directory is parquet."""
+    local = local_path(path)
+    if local is not None and Path(local).is_dir():
+        return "parquet"
+    suffixes = [s for s in Path(path.rstrip("/").rsplit("/", 1)[-1]).suffixes if s != ".gz"]
+    if suffixes and suffixes[-1] in _EXTENSION_FORMATS:
+        return _EXTENSION_FORMATS[suffixes[-1]]
+    raise UsageError(f"cannot tell the format of {path}; pass --format ({'|'.join(FORMATS)})")

@@ -18,7 +18,18 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
-from linkgraph.errors import ConflictRetriesExhausted
+from linkgraph.errors import (
+    ConcurrentPageIdException as ConcurrentPageIdException,
+)
+from linkgraph.errors import (
+    ConcurrentPruneException as ConcurrentPruneException,
+)
+from linkgraph.errors import (
+    ConcurrentTableCreationException as ConcurrentTableCreationException,
+)
+from linkgraph.errors import (
+    ConflictRetriesExhausted,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -28,22 +39,6 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 GUARD_DELETE_ATTEMPTS = 10
-
-
-class ConcurrentPageIdException(RuntimeError):
-    """Another ingest committed new pages between this one numbering its new pages and committing
-    them, and ids collided; this ingest's inserted pages were removed again (a conflict: retried)."""
-
-
-class ConcurrentPruneException(RuntimeError):
-    """A concurrent prune (``linkgraph reward``) deleted pages this ingest links to after the
-    ingest resolved its links to their ids; its links to them were removed again (a conflict:
-    retried, and the re-run inserts those pages as new ones)."""
-
-
-class ConcurrentTableCreationException(RuntimeError):
-    """A table another job created at the same moment was not yet readable when this one read it
-    (``DELTA_TABLE_NOT_FOUND`` for a table that exists now): a conflict, retried."""
 
 
 def raise_if_created_concurrently(lake, tables: tuple[str, ...], exc: BaseException) -> None:

@@ -19,7 +19,7 @@ from pyspark.sql import SparkSession
 from linkgraph.config import SparkConfig
 from linkgraph.errors import ConfigError
 from linkgraph.packages import DELTA_PACKAGE, GRAPHFRAMES_PACKAGE
-from linkgraph.paths import delete_tree, qualify
+from linkgraph.paths import delete_tree, qualify, table_location
 
 log = logging.getLogger(__name__)
 
@@ -127,7 +127,7 @@ def use_checkpoint_dir(spark: SparkSession, directory: str) -> str:
 def checkpoint_dir_of_lake(lake_root: str) -> str:
     """The checkpoint directory used when none is configured: ``<lake>/_checkpoints``, on the
     lake's own file system or object store (Delta ignores directories starting with ``_``)."""
-    return f"{lake_root.rstrip('/')}/_checkpoints"
+    return table_location(lake_root, "_checkpoints")
 
 
 def clean_checkpoints(spark: SparkSession) -> None:

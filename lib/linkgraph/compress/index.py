@@ -201,9 +201,9 @@ def _read_table(source, table: str):
     from deltalake import DeltaTable
     from deltalake.exceptions import TableNotFoundError
 
-    from linkgraph.paths import to_uri
+    from linkgraph.paths import table_location
 
-    path = f"{to_uri(str(source)).rstrip('/')}/{table}"
+    path = table_location(str(source), table)
     try:
         return DeltaTable(path).to_pyarrow_table()
     except TableNotFoundError:

@@ -28,6 +28,7 @@ from linkgraph.compress.bv import BVParams
 from linkgraph.compress.graph import CompressedGraph
 from linkgraph.compress.order import LazyVertexOrder
 from linkgraph.errors import CompressedIndexError, CompressedTableMissing
+from linkgraph.paths import table_location
 
 _EMPTY = np.empty(0, dtype=np.int64)
 _ORDER = "order"   # the key of links_compressed_order among the tables a LazyConnectivityIndex reads
@@ -141,11 +142,9 @@ class LazyConnectivityIndex:
 
     @classmethod
     def at(cls, lake_dir: str | Path) -> LazyConnectivityIndex:
-        from linkgraph.paths import to_uri
-
-        root = to_uri(str(lake_dir)).rstrip("/")
-        return cls(*(f"{root}/{t}" for t in (S.LINKS_COMPRESSED_FORWARD_TABLE, S.LINKS_COMPRESSED_REVERSE_TABLE,
-                                             S.LINKS_COMPRESSED_OFFSETS_TABLE, S.LINKS_COMPRESSED_ORDER_TABLE)))
+        tables = (S.LINKS_COMPRESSED_FORWARD_TABLE, S.LINKS_COMPRESSED_REVERSE_TABLE, S.LINKS_COMPRESSED_OFFSETS_TABLE,
+                  S.LINKS_COMPRESSED_ORDER_TABLE)
+        return cls(*(table_location(str(lake_dir), table) for table in tables))
 
     # --- queries -------------------------------------------------------------------------------
     def out_links(self, page_id: int, limit: int | None = None) -> np.ndarray:

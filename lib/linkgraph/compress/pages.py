@@ -16,9 +16,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from linkgraph import names as N
+from linkgraph import paths
 from linkgraph.compress.lazy import DeltaFiles, LazyConnectivityIndex, read_rows
 from linkgraph.errors import CompressedTableMissing, MissingTableError
-from linkgraph.paths import to_uri
 from linkgraph.urls import canonicalize, url_key
 
 
@@ -27,9 +27,9 @@ class PageDirectory:
     data files read (by the Parquet reader; the SQL engine's reads are not listed)."""
 
     def __init__(self, lake_root: str):
-        self.root = to_uri(lake_root).rstrip("/")
+        self.root = paths.lake_root(lake_root)
         try:
-            self._files = DeltaFiles(f"{self.root}/{N.PAGES_TABLE}")
+            self._files = DeltaFiles(paths.table_location(lake_root, N.PAGES_TABLE))
         except CompressedTableMissing:
             missing = f"table '{N.PAGES_TABLE}' not found in lake {self.root}: run ingest first"
             raise MissingTableError(missing) from None

@@ -21,6 +21,8 @@ import codecs
 import re
 import zlib
 
+from linkgraph.errors import PayloadError as PayloadError
+
 MALFORMED_RECORD = "MALFORMED_RECORD"
 OVERSIZED_PAGE = "OVERSIZED_PAGE"
 NON_HTML = "NON_HTML"
@@ -42,13 +44,6 @@ _WHATWG_ALIASES = {
 _BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16le"), (codecs.BOM_UTF16_BE, "utf-16be"))
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([a-zA-Z0-9_.:\-]+)""", re.I)
 _HTML_START = re.compile(rb"^\s*(<!--.*?-->\s*)*<(!doctype\s+html|html|head|body|title|meta)\b", re.I | re.S)
-
-
-class PayloadError(ValueError):
-    def __init__(self, reason: str, detail: str):
-        super().__init__(detail)
-        self.reason = reason
-        self.detail = detail
 
 
 def media_type(content_type: str | None) -> str | None:

@@ -20,7 +20,7 @@ from pyspark.sql.types import StructType
 
 from linkgraph.config import LakeConfig
 from linkgraph.errors import MissingTableError
-from linkgraph.paths import to_uri
+from linkgraph.paths import lake_root, table_location
 from linkgraph.rows import one_row
 
 log = logging.getLogger(__name__)
@@ -116,7 +116,7 @@ class Lake:
     def root(self) -> str:
         """The lake directory as Spark sees it: a relative ``lake.path`` resolved against the
         working directory to a ``file://`` URI, an absolute path or a URI as written."""
-        return to_uri(self.config.path).rstrip("/")
+        return lake_root(self.config.path)
 
     @property
     def uses_catalog(self) -> bool:
@@ -124,10 +124,7 @@ class Lake:
 
     def location(self, table: str) -> str:
         """The path or fully qualified name of ``table``."""
-        if self.uses_catalog:
-            parts = [p for p in (self.config.catalog, self.config.schema, table) if p]
-            return ".".join(parts)
-        return f"{self.root}/{table}"
+        return table_location(self.config.path, table, self.config.catalog, self.config.schema)
 
     def exists(self, table: str) -> bool:
         """True when ``table`` is a Delta table with at least one commit.  ``isDeltaTable``

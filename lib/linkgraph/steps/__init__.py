@@ -1,16 +1,9 @@
-"""The pipeline's steps, one module each: ``run(ctx, ...) -> Report`` reads pinned table
+"""The pipeline's steps, one module each, and their registry (``linkgraph.steps.registry``).
+
+Each step module declares its ``STEP``: name, help, parameters dataclass, tables read and
+written, the steps it runs after, and ``run(ctx, params) -> Report``, which reads pinned table
 versions, applies the pure transforms of the domain modules and writes through
-``linkgraph.tables``.
-
-``PIPELINE`` is the order ``linkgraph run`` runs them in; notebook 01, the Airflow DAG and the
-Databricks bundle are checked against it (tests/test_structure.py).  This package's ``__init__``
-imports none of its modules: importing one step loads only what that step needs.
+``linkgraph.tables``.  The CLI, ``linkgraph run``'s order, the Airflow DAG, the Databricks bundle
+and notebook 01 are derived from the registry.  This package's ``__init__`` imports none of its
+modules: importing one step loads only what that step needs.
 """
-
-from __future__ import annotations
-
-# `linkgraph run` skips ingest-sitemaps without sitemaps, reward when `reward.in_run` says so and
-# scores without seed URLs; flags run again inside scores (and after analyze in `linkgraph analyze`).
-PIPELINE: tuple[str, ...] = (
-    "ingest", "ingest-sitemaps", "analyze", "pagerank", "reward", "flags", "scores", "compress",
-)

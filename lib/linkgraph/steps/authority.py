@@ -13,6 +13,7 @@ from linkgraph import tables as T
 from linkgraph.authority import read_external_authority
 from linkgraph.errors import InputSchemaError
 from linkgraph.steps.context import Report, StepContext
+from linkgraph.steps.registry import Step, option
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +34,7 @@ class AuthorityReport(Report):
         return f"import-authority {self.source}: {self.fmt} imported={self.imported} rejected={self.rejected}"
 
 
-def run(ctx: StepContext, input_path: str, fmt: str) -> AuthorityReport:
+def _run(ctx: StepContext, input_path: str, fmt: str) -> AuthorityReport:
     """Replace the ``external_authority`` rows of source ``fmt`` with the file's; bad rows go to
     ``rejects``."""
     valid, bad = read_external_authority(ctx.spark, input_path, fmt)
@@ -52,3 +53,21 @@ def run(ctx: StepContext, input_path: str, fmt: str) -> AuthorityReport:
     report.seconds = ctx.elapsed()
     log.info(report.summary())
     return report
+
+
+# --- the step's declaration -------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Params:
+    input: str = option("Open PageRank CSV or Common Crawl rank file", required=True, path="input")
+    format: str = option("the file's format", required=True, choices=("openpagerank", "ccrank"), default="")
+
+
+def run(ctx: StepContext, params: Params) -> AuthorityReport:
+    return _run(ctx, params.input, params.format)
+
+
+STEP = Step(
+    name="import-authority", help="import external domain authority into `external_authority`", params=Params,
+    run=run, writes=(S.EXTERNAL_AUTHORITY_TABLE, S.REJECTS_TABLE),
+)

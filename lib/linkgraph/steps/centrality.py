@@ -26,6 +26,7 @@ from linkgraph.rank.engine import BlockEngine, RankParams
 from linkgraph.rank.graph import VERTEX, RankGraph
 from linkgraph.rank.hyperball import BallStep, HyperBall, relative_standard_error
 from linkgraph.steps.context import Report, StepContext
+from linkgraph.steps.registry import Step, option
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +59,7 @@ def _log_step(step: BallStep) -> None:
              step.added, step.seconds)
 
 
-def run(ctx: StepContext, level: str) -> CentralityReport:
+def _run(ctx: StepContext, level: str) -> CentralityReport:
     if level not in S.CENTRALITY_LEVELS:
         raise UsageError(f"--level must be one of {', '.join(S.CENTRALITY_LEVELS)}, got {level!r}")
     lake, cc, rc = ctx.lake, ctx.config.centrality, ctx.config.rank
@@ -118,3 +119,26 @@ def _run_row(ctx: StepContext, report: CentralityReport) -> tuple:
         relative_standard_error(report.registers), report.nodes, report.arcs, report.iterations, report.converged,
         report.seconds, [(s.iteration, s.changed, s.added, s.seconds) for s in report.history],
     )
+
+
+# --- the step's declaration -------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Params:
+    level: str = option("the graph to rank", required=True, choices=S.CENTRALITY_LEVELS, default="")
+    registers: int | None = option("HyperLogLog registers per counter, a power of 2 in 16..65536 "
+                                   "(default: centrality.registers, 256)", metavar="M",
+                                   config="centrality.registers")
+
+
+def run(ctx: StepContext, params: Params) -> CentralityReport:
+    return _run(ctx, params.level)
+
+
+STEP = Step(
+    name="centrality", help="harmonic centrality (HyperBall) and PageRank of the host, domain or page graph into "
+                            "<level>_centrality", params=Params, run=run,
+    reads=(S.PAGES_TABLE, S.LINKS_TABLE, S.HOSTS_TABLE, S.HOST_LINKS_TABLE, S.DOMAINS_TABLE, S.DOMAIN_LINKS_TABLE),
+    writes=(S.HOST_CENTRALITY_TABLE, S.DOMAIN_CENTRALITY_TABLE, S.PAGE_CENTRALITY_TABLE, S.CENTRALITY_RUNS_TABLE),
+    after=("analyze",),
+)

@@ -26,9 +26,11 @@ from pyspark.sql import functions as F
 from linkgraph import schemas as S
 from linkgraph import tables as T
 from linkgraph.compress import build as CB
+from linkgraph.config import Config
 from linkgraph.io.delta import Lake
 from linkgraph.rows import one_row
 from linkgraph.steps.context import Report, StepContext
+from linkgraph.steps.registry import RunPlan, Step
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +90,7 @@ def compressed_table_state(lake: Lake, table: str) -> tuple[tuple | None, int, i
     return tuple(row[c] for c in S.COMPRESSION_BUILD_COLUMNS), int(row["blocks"]), int(row["arcs"]), int(row["bits"])
 
 
-def run(ctx: StepContext) -> CompressReport:
+def _run(ctx: StepContext) -> CompressReport:
     lake, cc = ctx.lake, ctx.config.compress
     version = lake.current_version(S.LINKS_TABLE)
     # the pages version the vertex order is computed from, recorded like the links version
@@ -188,3 +190,27 @@ def _write_stale(ctx: StepContext, good: DataFrame, pages: DataFrame | None, ver
         report.tables_written.append(S.LINKS_COMPRESSED_ORDER_TABLE)
         totals[S.LINKS_COMPRESSED_ORDER_TABLE] = compressed_table_state(lake, S.LINKS_COMPRESSED_ORDER_TABLE)[1:]
     return [order, *encoded.values()]
+
+
+# --- the step's declaration -------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Params:
+    """``compress`` takes no parameters of its own: the ``compress`` config section drives it."""
+
+
+def run(ctx: StepContext, params: Params) -> CompressReport:
+    return _run(ctx)
+
+
+def _for_run(plan: RunPlan, config: Config) -> Params:
+    return Params()
+
+
+STEP = Step(
+    name="compress", help="Boldi-Vigna compressed forward and reverse link graphs of the lake's links",
+    params=Params, run=run, reads=(S.PAGES_TABLE, S.LINKS_TABLE),
+    writes=(S.LINKS_COMPRESSED_FORWARD_TABLE, S.LINKS_COMPRESSED_REVERSE_TABLE, S.LINKS_COMPRESSED_OFFSETS_TABLE,
+            S.LINKS_COMPRESSED_ORDER_TABLE, S.REJECTS_TABLE),
+    after=("ingest", "reward"), for_run=_for_run,
+)

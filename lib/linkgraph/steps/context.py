@@ -62,6 +62,19 @@ class Report:
     def summary(self) -> str:
         raise NotImplementedError
 
+    def lines(self) -> list[str]:
+        """What the step's subcommand prints: the summary line (some reports add lines before it)."""
+        return [self.summary()]
+
+    @property
+    def quiet(self) -> bool:
+        """True when a step run only because another asked for it has nothing worth printing."""
+        return False
+
+    def exit_code(self, config: Config) -> int:
+        """The subcommand's exit code for this outcome (0: done)."""
+        return 0
+
 
 def reasons_text(by_reason: dict[str, int]) -> str:
     return ", ".join(f"{k}={v}" for k, v in sorted(by_reason.items())) or "none"

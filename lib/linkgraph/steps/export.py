@@ -21,7 +21,8 @@ Each file is written by one Spark task and renamed into place (no driver collect
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -36,6 +37,7 @@ from linkgraph.compress.webgraph import write_bvgraph
 from linkgraph.errors import UsageError
 from linkgraph.levelgraph import DST, NAME, NODE_ID, SRC, LevelGraph, level_graph, required_tables
 from linkgraph.steps.context import Report, StepContext
+from linkgraph.steps.registry import Step, option
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +65,7 @@ class ExportReport(Report):
                 f"files={','.join(self.files)}{ranks} in {self.seconds:.1f}s")
 
 
-def run(ctx: StepContext, level: str, fmt: str, output: str) -> ExportReport:
+def _run(ctx: StepContext, level: str, fmt: str, output: str) -> ExportReport:
     if level not in EXPORT_LEVELS:
         raise UsageError(f"--level must be one of {', '.join(EXPORT_LEVELS)}, got {level!r}")
     if fmt not in EXPORT_FORMATS:
@@ -149,3 +151,33 @@ def write_webgraph(ctx: StepContext, edges: DataFrame, nodes: int, basename: str
     ]
     params = BVParams(cc.window_size, cc.max_ref_count, cc.min_interval_length, cc.residual_code)
     return write_bvgraph(CompressedGraph.from_blocks(blocks, params), paths.local_path(basename) or basename, nodes)
+
+
+# --- the step's declaration -------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Params:
+    level: str = option("the graph to export", required=True, choices=EXPORT_LEVELS, default="")
+    format: str = option("Common Crawl's layout or a WebGraph BVGraph", required=True, choices=EXPORT_FORMATS,
+                         default="")
+    output: str = option("directory to write (created if missing)", required=True, metavar="DIR", default="")
+
+
+def run(ctx: StepContext, params: Params) -> ExportReport:
+    return _run(ctx, params.level, params.format, params.output)
+
+
+def _output_directory(params: Params) -> Params:
+    local = paths.local_path(paths.to_uri(params.output))
+    if local is not None and Path(local).is_file():
+        raise UsageError(f"--output {params.output} is a file; give a directory")
+    return replace(params, output=paths.to_uri(params.output))
+
+
+STEP = Step(
+    name="export", help="the host or domain graph in Common Crawl's layout or as a BVGraph, with a Common Crawl "
+                        "rank file", params=Params, run=run,
+    reads=(S.HOSTS_TABLE, S.HOST_LINKS_TABLE, S.DOMAINS_TABLE, S.DOMAIN_LINKS_TABLE, S.HOST_CENTRALITY_TABLE,
+           S.DOMAIN_CENTRALITY_TABLE),
+    after=("analyze",), prepare=_output_directory,
+)

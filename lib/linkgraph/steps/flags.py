@@ -23,6 +23,7 @@ from linkgraph.config import Config
 from linkgraph.io.delta import Lake
 from linkgraph.rows import one_row
 from linkgraph.steps.context import Report, StepContext
+from linkgraph.steps.registry import RunPlan, Step
 from linkgraph.tables import latest_rank_run_id, replace_run
 
 log = logging.getLogger(__name__)
@@ -46,6 +47,10 @@ class FlagsReport(Report):
     @property
     def rows_written(self) -> int:
         return 0 if self.skipped or self.up_to_date else self.pages
+
+    @property
+    def quiet(self) -> bool:
+        return self.rank_run is None
 
     def summary(self) -> str:
         if self.skipped:
@@ -88,7 +93,7 @@ def flags_inputs(lake: Lake, config: Config, rank_run_id: str) -> str:
     return json.dumps(inputs, sort_keys=True)
 
 
-def run(ctx: StepContext) -> FlagsReport:
+def _run(ctx: StepContext) -> FlagsReport:
     lake, config = ctx.lake, ctx.config
     lake.require(S.PAGES_TABLE, S.LINKS_TABLE)
     rank_run_id = latest_rank_run_id(lake)
@@ -122,3 +127,26 @@ def run(ctx: StepContext) -> FlagsReport:
     report.seconds = ctx.elapsed()
     log.info(report.summary())
     return report
+
+
+# --- the step's declaration -------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Params:
+    """``flags`` takes no parameters of its own: it flags the latest rank run."""
+
+
+def run(ctx: StepContext, params: Params) -> FlagsReport:
+    return _run(ctx)
+
+
+def _for_run(plan: RunPlan, config: Config) -> Params:
+    return Params()
+
+
+STEP = Step(
+    name="flags", help="page flags (important, orphan, link farm, syndication, spam mass) of the latest rank run",
+    params=Params, run=run,
+    reads=(S.PAGES_TABLE, S.LINKS_TABLE, S.PAGERANK_TABLE, S.LINK_FARMS_TABLE, S.SYNDICATION_NETWORKS_TABLE),
+    writes=(S.PAGE_FLAGS_TABLE, S.DOMAINS_TABLE), after=("analyze", "pagerank", "reward"), for_run=_for_run, tasks=(),
+)

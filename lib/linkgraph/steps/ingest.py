@@ -15,21 +15,25 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 from linkgraph import readers
 from linkgraph import schemas as S
+from linkgraph.config import Config
 from linkgraph.errors import UnreadableDataError
 from linkgraph.io.delta import Lake
-from linkgraph.paths import display, local_path, qualify
+from linkgraph.names import INPUT_FORMATS
+from linkgraph.paths import display, guess_format, local_path, qualify
 from linkgraph.reliability import raise_if_created_concurrently, retry_on_conflict, unreadable_input
 from linkgraph.steps import crawl
 from linkgraph.steps.context import StepContext
 from linkgraph.steps.edges import IngestReport, ingest_arcs, ingest_edges
+from linkgraph.steps.registry import RunPlan, Step, Task, option
 
 log = logging.getLogger(__name__)
 
 
-def run(ctx: StepContext, input_path: str, fmt: str) -> IngestReport:
+def _run(ctx: StepContext, input_path: str, fmt: str) -> IngestReport:
     """Read ``input_path`` in format ``fmt`` and upsert it into the lake's pages/links/rejects."""
     input_path = qualify(ctx.spark, input_path)
     reliability = ctx.config.reliability
@@ -101,3 +105,32 @@ def _lake_table_named_in(lake: Lake, text: str) -> str | None:
         if f"{root.rstrip('/')}/{table}/" in text:
             return table
     return None
+
+
+# --- the step's declaration -------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Params:
+    input: str = option("file or directory of edge records", required=True, path="input")
+    format: str | None = option("input format (default: from the file extension)", choices=INPUT_FORMATS)
+
+
+def run(ctx: StepContext, params: Params) -> IngestReport:
+    """Read ``params.input`` and upsert it into the lake's pages/links/rejects."""
+    return _run(ctx, params.input, params.format or guess_format(params.input))
+
+
+def _with_format(params: Params) -> Params:
+    return params if params.format else replace(params, format=guess_format(params.input))
+
+
+def _for_run(plan: RunPlan, config: Config) -> Params:
+    return Params(plan.input_path, plan.fmt)
+
+
+STEP = Step(
+    name="ingest", help="upsert crawl edge records into pages/links/rejects", params=Params, run=run,
+    reads=(), writes=(S.PAGES_TABLE, S.LINKS_TABLE, S.REJECTS_TABLE, S.PAGE_SIGNALS_TABLE),
+    for_run=_for_run, prepare=_with_format,
+    tasks=(Task("ingest", ("--input", "{param:input_root}/{ds}", "--format", "{param:input_format}")),),
+)

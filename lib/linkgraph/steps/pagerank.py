@@ -18,6 +18,7 @@ from pyspark.sql import functions as F
 
 from linkgraph import readers
 from linkgraph import schemas as S
+from linkgraph.config import Config
 from linkgraph.errors import EmptyTeleportError, MissingTableError
 from linkgraph.io.delta import Lake
 from linkgraph.rank import teleport as T
@@ -27,6 +28,7 @@ from linkgraph.rank.graph import VERTEX, RankGraph, build_rank_graph
 from linkgraph.rank.naive import naive_pagerank
 from linkgraph.rank.state import DeltaStateStore
 from linkgraph.steps.context import Report, StepContext
+from linkgraph.steps.registry import RunPlan, Step, Task, comma_groups, option
 from linkgraph.urls import canonical_seed_urls
 
 log = logging.getLogger(__name__)
@@ -67,6 +69,9 @@ class RankRunReport(Report):
     def rows_written(self) -> int:
         return self.pages * self.vectors
 
+    def exit_code(self, config: Config) -> int:
+        return 0 if self.converged else config.rank.not_converged_exit_code
+
     def summary(self) -> str:
         state = "converged" if self.converged else "NOT converged (iteration cap reached)"
         resumed = f", resumed from iteration {self.resumed_from}" if self.resumed_from else ""
@@ -77,7 +82,7 @@ class RankRunReport(Report):
         )
 
 
-def run(ctx: StepContext, personalization: PersonalizationSpec | None = None,
+def _run(ctx: StepContext, personalization: PersonalizationSpec | None = None,
         warm_start: bool = False) -> RankRunReport:
     """Rank the pinned ``links`` version: graph, teleport vectors, the engine, then the writes."""
     rc, lake = ctx.config.rank, ctx.lake
@@ -227,3 +232,41 @@ def _run_row(ctx: StepContext, report: RankRunReport, personalization: Personali
         report.final_l1, report.seconds,
         [(h.iteration, h.l1, h.dangling_mass, h.seconds, h.active_vectors) for h in result.history],
     )
+
+
+# --- the step's declaration -------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Params:
+    engine: str | None = option("default: rank.engine (fast)", choices=("fast", "graphframes", "naive"),
+                                config="rank.engine")
+    topic: list[str] = option("comma-separated topic terms; repeat for several vectors computed in one pass",
+                              metavar="TERMS", group="teleport", default=[])
+    seeds: list[str] = option("comma-separated seed URLs; repeat for several vectors computed in one pass",
+                              metavar="URLS", group="teleport", default=[])
+    personalization: str | None = option("lake table of (page_id, weight[, vector_id])", metavar="TABLE",
+                                         group="teleport")
+    tol: float | None = option("stop when the L1 change is below this (default 1e-6)", config="rank.tol")
+    max_iter: int | None = option("iteration cap (default 100)", config="rank.max_iter")
+    warm_start: bool = option("start from the previous run's ranks", default=False)
+
+    def personalization_spec(self) -> PersonalizationSpec:
+        return PersonalizationSpec(seeds=comma_groups(self.seeds), topics=comma_groups(self.topic),
+                                   table=self.personalization)
+
+
+def run(ctx: StepContext, params: Params) -> RankRunReport:
+    return _run(ctx, params.personalization_spec(), warm_start=params.warm_start)
+
+
+def _for_run(plan: RunPlan, config: Config) -> Params:
+    return Params()
+
+
+STEP = Step(
+    name="pagerank", help="PageRank / topic-sensitive PageRank over the lake's links", params=Params, run=run,
+    reads=(S.PAGES_TABLE, S.LINKS_TABLE, S.RANK_STATE_TABLE), writes=(S.PAGERANK_TABLE, S.RANK_RUNS_TABLE,
+                                                                      S.RANK_STATE_TABLE),
+    after=("analyze",), for_run=_for_run,
+    tasks=(Task("pagerank", ("--warm-start",)), Task("personalized_pagerank", ("--topic", "{param:topic}"))),
+)

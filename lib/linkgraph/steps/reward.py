@@ -43,8 +43,10 @@ undo that died half-way counts as free, so running it again completes the rest.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
+import re
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -59,12 +61,13 @@ from linkgraph import signals as SG
 from linkgraph import tables as T
 from linkgraph import urls
 from linkgraph.config import Config
-from linkgraph.errors import ConfigError, PruneNotFound
+from linkgraph.errors import ConfigError, PruneNotFound, UsageError
 from linkgraph.io.delta import Lake
 from linkgraph.rank import reward as R
 from linkgraph.reliability import retry_on_conflict
 from linkgraph.rows import one_row
 from linkgraph.steps.context import Report, StepContext, reasons_text
+from linkgraph.steps.registry import RunPlan, Step, Task, comma_groups, option
 
 log = logging.getLogger(__name__)
 
@@ -137,6 +140,9 @@ class RewardReport(Report):
     def rows_written(self) -> int:
         return self.pages - self.pruned_pages
 
+    def lines(self) -> list[str]:
+        return [*([self.signals.summary()] if self.signals is not None else []), self.summary()]
+
     def summary(self) -> str:
         rewards = "" if self.rewards_enabled else " (rewards off)"
         return (
@@ -186,7 +192,7 @@ class _Inputs:
     seed_ids: DataFrame   # page_id
 
 
-def run(ctx: StepContext, rounds: int | None = None, seeds: list[str] | None = None,
+def _run(ctx: StepContext, rounds: int | None = None, seeds: list[str] | None = None,
         signals_path: str | None = None, signals_source: str | None = None) -> RewardReport:
     """Start scores, K rounds, prune; Delta writes in the module's order.
 
@@ -543,15 +549,63 @@ def undo(ctx: StepContext, run_id: str) -> UndoReport:
     return report
 
 
-# --- linkgraph run -----------------------------------------------------------------------------------
+# --- the step's declaration -------------------------------------------------------------------------
 
-def in_run(ctx: StepContext, on_sample: bool) -> RewardReport | None:
+_RUN_ID = re.compile(r"[A-Za-z0-9._:+-]{1,100}")
+
+
+@dataclass(frozen=True)
+class Params:
+    rounds: int | None = option("distribution rounds (default: reward.rounds, 10)", metavar="K")
+    signals: str | None = option("page-signal JSON lines to merge into page_signals first", metavar="PATH",
+                                 path="page signals")
+    seeds: list[str] = option("comma-separated seed URLs (never pruned), added to reward.seeds", metavar="URLS",
+                              default=[])
+    no_rewards: bool = option("spread and forget only; add no rewards", config="reward.rewards",
+                              config_value=False, default=False)
+    no_prune: bool = option("keep pages below the delete threshold", config="reward.prune", config_value=False,
+                            default=False)
+    undo_prune: str | None = option("restore what reward run RUN_ID pruned, and stop", metavar="RUN_ID")
+    run_id: str | None = option("run id to use (a retry: the same RUN_ID completes that run, or does nothing if "
+                                "it finished; default: a new id)", metavar="RUN_ID")
+    signals_source: str | None = None   # the source recorded for the signals (the sample's), not a flag
+
+
+def run(ctx: StepContext, params: Params) -> RewardReport | UndoReport:
+    if params.undo_prune:
+        return undo(ctx, params.undo_prune)
+    if params.run_id is not None:
+        ctx = dataclasses.replace(ctx, run_id=params.run_id)
+    seeds = [url for group in comma_groups(params.seeds) for url in group]
+    return _run(ctx, rounds=params.rounds, seeds=seeds, signals_path=params.signals,
+                signals_source=params.signals_source)
+
+
+def _checked(params: Params) -> Params:
+    if params.rounds is not None and params.rounds < 0:
+        raise UsageError("--rounds must not be negative")
+    if params.undo_prune is None and params.run_id is not None and not _RUN_ID.fullmatch(params.run_id):
+        raise UsageError(f"--run-id {params.run_id!r}: use 1-100 letters, digits and . _ : + -")
+    return params
+
+
+def _for_run(plan: RunPlan, config: Config) -> Params | None:
     """The reward step of ``linkgraph run``, when ``reward.in_run`` asks for it (by default: on
     the built-in sample only, with its page signals and job-feed home pages as seeds)."""
-    mode = ctx.config.reward.in_run
-    if mode == "never" or (mode == "sample" and not on_sample):
+    mode = config.reward.in_run
+    if mode == "never" or (mode == "sample" and not plan.on_sample):
         return None
-    if not on_sample:
-        return run(ctx)
+    if not plan.on_sample:
+        return Params()
     signals = SG.write_sample_signals(tempfile.mkdtemp(prefix="linkgraph-sample-signals-"))
-    return run(ctx, seeds=SG.sample_seed_urls(), signals_path=str(signals), signals_source=SG.SAMPLE_SOURCE)
+    return Params(seeds=[",".join(SG.sample_seed_urls())], signals=str(signals), signals_source=SG.SAMPLE_SOURCE)
+
+
+STEP = Step(
+    name="reward", help="reward-distribution ranking for focused crawls (scores, feeds, pruning)", params=Params,
+    run=run, reads=(S.PAGES_TABLE, S.LINKS_TABLE, S.PAGE_SIGNALS_TABLE, S.REWARD_SCORES_TABLE, S.FEEDS_TABLE),
+    writes=(S.REWARD_SCORES_TABLE, S.REWARD_RUNS_TABLE, S.FEEDS_TABLE, S.PRUNED_PAGES_TABLE, S.PAGE_SIGNALS_TABLE,
+            S.STEP_RUNS_TABLE, S.PAGES_TABLE, S.LINKS_TABLE),
+    after=("analyze",), for_run=_for_run, prepare=_checked,
+    tasks=(Task("reward", ("--rounds", "{param:reward_rounds}", "--run-id", "{run_id}")),),
+)

@@ -27,6 +27,7 @@ from linkgraph.io.delta import Lake
 from linkgraph.rows import one_row
 from linkgraph.steps import flags
 from linkgraph.steps.context import Report, StepContext
+from linkgraph.steps.registry import RunPlan, Step, option
 from linkgraph.tables import latest_rank_run_id, replace_run
 from linkgraph.urls import CanonicalUrl, canonical_seed_urls, reverse_host
 
@@ -70,14 +71,14 @@ def scores_inputs(lake: Lake, config: Config, rank_run_id: str | None) -> str:
     return json.dumps(inputs, sort_keys=True)
 
 
-def run(ctx: StepContext, seeds: list[str] | None = None) -> ScoresReport:
+def _run(ctx: StepContext, seeds: list[str] | None = None) -> ScoresReport:
     lake = ctx.lake
     lake.require(S.PAGES_TABLE, S.LINKS_TABLE)
     seeds = list(seeds if seeds is not None else ctx.config.scores.seeds)
     if not seeds:
         raise ScoresError("scores.seeds is empty: hop depth, scope and the frontier are measured from seed URLs")
     canonical = canonical_seed_urls(seeds, "scores.seeds")
-    flags_run = flags.run(ctx.next_step()).rank_run
+    flags_run = flags.run(ctx.next_step(), flags.Params()).rank_run
     seed_urls = sorted(str(s.url) for s in canonical)
     inputs = scores_inputs(lake, ctx.config, latest_rank_run_id(lake)) + f" seeds={seed_urls}"
     if all(lake.built_from(table) == inputs for table in (S.SEED_SCORES_TABLE, S.FRONTIER_TABLE)):
@@ -182,3 +183,29 @@ def _frontier_priority(lake: Lake, config: Config, candidates: DataFrame) -> tup
                           f"run `linkgraph pagerank` {'without' if personalised else 'with'} --topic/--seeds first")
     vector = ranks.where(F.col(S.VECTOR_ID) == sc.frontier_vector).select(S.PAGE_ID, F.col(S.RANK).alias(S.PRIORITY))
     return candidates.join(vector, on=S.PAGE_ID, how="left").fillna(0.0, subset=[S.PRIORITY]), source
+
+
+# --- the step's declaration -------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Params:
+    seeds: str | None = option("comma-separated seed URLs (default: scores.seeds)", metavar="URLS")
+
+
+def run(ctx: StepContext, params: Params) -> ScoresReport:
+    seeds = [url.strip() for url in params.seeds.split(",") if url.strip()] if params.seeds else None
+    return _run(ctx, seeds)
+
+
+def _for_run(plan: RunPlan, config: Config) -> Params | str:
+    if not plan.seeds:
+        return "scores: seed_scores and frontier skipped (no seed URLs: set scores.seeds in the config)"
+    return Params(",".join(plan.seeds))
+
+
+STEP = Step(
+    name="scores", help="page flags, seed scores, scope decisions and the crawl frontier", params=Params, run=run,
+    reads=(S.PAGES_TABLE, S.LINKS_TABLE, *OPTIONAL_INPUTS), writes=(S.PAGE_FLAGS_TABLE, S.SEED_SCORES_TABLE,
+                                                                    S.FRONTIER_TABLE),
+    after=("flags", "reward", "ingest-sitemaps"), for_run=_for_run,
+)

@@ -15,7 +15,9 @@ from pyspark.sql import functions as F
 from linkgraph import schemas as S
 from linkgraph import sitemaps as SM
 from linkgraph import tables as T
+from linkgraph.config import Config
 from linkgraph.steps.context import Report, StepContext, reasons_text
+from linkgraph.steps.registry import RunPlan, Step, option
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +52,7 @@ class SitemapReport(Report):
         )
 
 
-def run(ctx: StepContext, input_path: str) -> SitemapReport:
+def _run(ctx: StepContext, input_path: str) -> SitemapReport:
     report = SitemapReport(source=str(input_path))
     max_bytes = ctx.config.scores.sitemap_max_bytes
     files = ctx.spark.read.format("binaryFile").option("recursiveFileLookup", "true").load(str(input_path))
@@ -91,3 +93,24 @@ def best_entries(entries: DataFrame) -> DataFrame:
                     F.struct(F.coalesce(S.LASTMOD, F.lit("1900-01-01").cast("timestamp")), S.PRIORITY,
                              F.reverse(S.SITEMAP).alias("_tiebreak")))
     return entries.groupBy(S.URL).agg(best.alias("_e")).select(S.URL, "_e.*")
+
+
+# --- the step's declaration -------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Params:
+    input: str = option("sitemap file or directory of them", required=True, path="input")
+
+
+def run(ctx: StepContext, params: Params) -> SitemapReport:
+    return _run(ctx, params.input)
+
+
+def _for_run(plan: RunPlan, config: Config) -> Params | None:
+    return Params(plan.sitemaps) if plan.sitemaps else None
+
+
+STEP = Step(
+    name="ingest-sitemaps", help="upsert sitemap entries (XML, gzipped, indexes) into `sitemaps`", params=Params,
+    run=run, reads=(), writes=(S.SITEMAPS_TABLE, S.REJECTS_TABLE), after=("ingest",), for_run=_for_run, tasks=(),
+)
