@@ -26,7 +26,7 @@ retry or a re-run of a day changes nothing that is already right.
 
 Install ``jobs/airflow/requirements.txt`` in Airflow's environment; copy this file to the DAG folder.
 
-Caveat: ``pagerank`` and ``personalized_pagerank`` both replace the one ``pagerank`` table today
+Caveat: ``pagerank`` and ``personalized_pagerank`` both replace the one ``pagerank`` table
 (older runs stay reachable by Delta time travel and in ``rank_runs``), so in parallel the later
 commit is what ``scores`` reads; give personalised vectors a table of their own before relying on both.
 """
