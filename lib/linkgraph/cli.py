@@ -24,7 +24,16 @@ from linkgraph.deploy import EMITTERS
 from linkgraph.errors import LinkgraphError, UsageError
 from linkgraph.names import INPUT_FORMATS as FORMATS  # = linkgraph.readers.FORMATS, without importing pyspark
 from linkgraph.paths import guess_format
-from linkgraph.steps.registry import Registry, RunPlan, Step, add_subcommands, input_paths, params_from, with_overrides
+from linkgraph.steps.registry import (
+    Registry,
+    RunPlan,
+    Step,
+    add_subcommands,
+    input_paths,
+    params_from,
+    path_fields,
+    with_overrides,
+)
 
 if TYPE_CHECKING:
     from linkgraph.steps.context import StepContext
@@ -134,14 +143,9 @@ def _step_params(step: Step[Any], args: argparse.Namespace) -> Any:
     """The step's parameters from the command line: input paths as URIs (a missing local one
     stops here, before Spark starts), then the step's own checks."""
     params = params_from(step.params, args)
-    uris = {name: _input_path(getattr(params, name), what) for name, what in _path_fields(params)}
+    uris = {name: _input_path(getattr(params, name), what) for name, what in path_fields(params)}
     params = dataclasses.replace(params, **uris)
     return step.prepare(params) if step.prepare is not None else params
-
-
-def _path_fields(params: Any) -> list[tuple[str, str]]:
-    return [(f.name, f.metadata["path"]) for f in dataclasses.fields(params)
-            if f.metadata.get("path") is not None and getattr(params, f.name) is not None]
 
 
 def cmd_step(step: Step[Any], args: argparse.Namespace, config: Config, registry: Registry) -> int:

@@ -28,7 +28,7 @@ from linkgraph.io.delta import Lake
 from linkgraph.rank.engine import BlockEngine, RankParams
 from linkgraph.rank.graph import VERTEX
 from linkgraph.steps.context import Report, StepContext
-from linkgraph.steps.registry import RunPlan, Step
+from linkgraph.steps.registry import NoParams, Step, no_params
 from linkgraph.tables import by_page_id
 
 log = logging.getLogger(__name__)
@@ -73,7 +73,7 @@ def analysis_inputs(lake: Lake, config: Config) -> str:
 Write = Callable[[str, DataFrame], None]
 
 
-def _run(ctx: StepContext) -> AnalysisReport:
+def run(ctx: StepContext, params: Params) -> AnalysisReport:
     """Indexes, then (for a lake with hosts) the host and domain graphs and what is built on them."""
     lake, ac = ctx.lake, ctx.config.analysis
     lake.require(S.PAGES_TABLE, S.LINKS_TABLE)
@@ -174,22 +174,12 @@ def _write_domain_authority(ctx: StepContext, domains: DataFrame, domain_links: 
 
 # --- the step's declaration -------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Params:
-    """``analyze`` takes no parameters of its own: the ``analysis`` config section drives it."""
-
-
-def run(ctx: StepContext, params: Params) -> AnalysisReport:
-    return _run(ctx)
-
-
-def _for_run(plan: RunPlan, config: Config) -> Params:
-    return Params()
+Params = NoParams
 
 
 STEP = Step(
     name="analyze", help="indexes, host/domain graphs, domain authority, link farms, syndication networks and "
                          "page flags", params=Params, run=run,
     reads=(S.PAGES_TABLE, S.LINKS_TABLE, S.PAGERANK_TABLE), writes=tuple(ANALYSIS_TABLES),
-    after=("ingest",), for_run=_for_run, then=("flags",),
+    after=("ingest",), for_run=no_params, then=("flags",),
 )

@@ -26,11 +26,10 @@ from pyspark.sql import functions as F
 from linkgraph import schemas as S
 from linkgraph import tables as T
 from linkgraph.compress import build as CB
-from linkgraph.config import Config
 from linkgraph.io.delta import Lake
 from linkgraph.rows import one_row
 from linkgraph.steps.context import Report, StepContext
-from linkgraph.steps.registry import RunPlan, Step
+from linkgraph.steps.registry import NoParams, Step, no_params
 
 log = logging.getLogger(__name__)
 
@@ -90,7 +89,7 @@ def compressed_table_state(lake: Lake, table: str) -> tuple[tuple | None, int, i
     return tuple(row[c] for c in S.COMPRESSION_BUILD_COLUMNS), int(row["blocks"]), int(row["arcs"]), int(row["bits"])
 
 
-def _run(ctx: StepContext) -> CompressReport:
+def run(ctx: StepContext, params: Params) -> CompressReport:
     lake, cc = ctx.lake, ctx.config.compress
     version = lake.current_version(S.LINKS_TABLE)
     # the pages version the vertex order is computed from, recorded like the links version
@@ -194,17 +193,7 @@ def _write_stale(ctx: StepContext, good: DataFrame, pages: DataFrame | None, ver
 
 # --- the step's declaration -------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Params:
-    """``compress`` takes no parameters of its own: the ``compress`` config section drives it."""
-
-
-def run(ctx: StepContext, params: Params) -> CompressReport:
-    return _run(ctx)
-
-
-def _for_run(plan: RunPlan, config: Config) -> Params:
-    return Params()
+Params = NoParams
 
 
 STEP = Step(
@@ -212,5 +201,5 @@ STEP = Step(
     params=Params, run=run, reads=(S.PAGES_TABLE, S.LINKS_TABLE),
     writes=(S.LINKS_COMPRESSED_FORWARD_TABLE, S.LINKS_COMPRESSED_REVERSE_TABLE, S.LINKS_COMPRESSED_OFFSETS_TABLE,
             S.LINKS_COMPRESSED_ORDER_TABLE, S.REJECTS_TABLE),
-    after=("ingest", "reward"), for_run=_for_run,
+    after=("ingest", "reward"), for_run=no_params,
 )

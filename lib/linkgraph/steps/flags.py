@@ -23,7 +23,7 @@ from linkgraph.config import Config
 from linkgraph.io.delta import Lake
 from linkgraph.rows import one_row
 from linkgraph.steps.context import Report, StepContext
-from linkgraph.steps.registry import RunPlan, Step
+from linkgraph.steps.registry import NoParams, Step, no_params
 from linkgraph.tables import latest_rank_run_id, replace_run
 
 log = logging.getLogger(__name__)
@@ -93,7 +93,7 @@ def flags_inputs(lake: Lake, config: Config, rank_run_id: str) -> str:
     return json.dumps(inputs, sort_keys=True)
 
 
-def _run(ctx: StepContext) -> FlagsReport:
+def run(ctx: StepContext, params: Params) -> FlagsReport:
     lake, config = ctx.lake, ctx.config
     lake.require(S.PAGES_TABLE, S.LINKS_TABLE)
     rank_run_id = latest_rank_run_id(lake)
@@ -131,22 +131,12 @@ def _run(ctx: StepContext) -> FlagsReport:
 
 # --- the step's declaration -------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Params:
-    """``flags`` takes no parameters of its own: it flags the latest rank run."""
-
-
-def run(ctx: StepContext, params: Params) -> FlagsReport:
-    return _run(ctx)
-
-
-def _for_run(plan: RunPlan, config: Config) -> Params:
-    return Params()
+Params = NoParams
 
 
 STEP = Step(
     name="flags", help="page flags (important, orphan, link farm, syndication, spam mass) of the latest rank run",
     params=Params, run=run,
     reads=(S.PAGES_TABLE, S.LINKS_TABLE, S.PAGERANK_TABLE, S.LINK_FARMS_TABLE, S.SYNDICATION_NETWORKS_TABLE),
-    writes=(S.PAGE_FLAGS_TABLE, S.DOMAINS_TABLE), after=("analyze", "pagerank", "reward"), for_run=_for_run, tasks=(),
+    writes=(S.PAGE_FLAGS_TABLE, S.DOMAINS_TABLE), after=("analyze", "pagerank", "reward"), for_run=no_params, tasks=(),
 )

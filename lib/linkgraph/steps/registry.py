@@ -19,7 +19,7 @@ import argparse
 import dataclasses
 import importlib
 import pkgutil
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -60,6 +60,16 @@ class RunPlan:
     sitemaps: str | None
     seeds: list[str]
     on_sample: bool
+
+
+@dataclass(frozen=True)
+class NoParams:
+    """The parameters of a step that has none of its own (its config section drives it)."""
+
+
+def no_params(plan: RunPlan, config: Config) -> NoParams:
+    """``for_run`` of a parameterless step: it always runs in ``linkgraph run``."""
+    return NoParams()
 
 
 @dataclass(frozen=True)
@@ -176,10 +186,15 @@ def with_overrides(config: Config, params: Any) -> Config:
     return config
 
 
+def path_fields(params: Any) -> list[tuple[str, str]]:
+    """(field name, what) of every input-path field that is set."""
+    return [(f.name, f.metadata["path"]) for f in _fields(type(params))
+            if f.metadata["path"] is not None and getattr(params, f.name) is not None]
+
+
 def input_paths(params: Any) -> list[tuple[str, str]]:
     """(path, what) of every input-path field that is set."""
-    return [(getattr(params, f.name), f.metadata["path"]) for f in _fields(type(params))
-            if f.metadata["path"] is not None and getattr(params, f.name) is not None]
+    return [(getattr(params, name), what) for name, what in path_fields(params)]
 
 
 class Registry:
@@ -264,9 +279,6 @@ class Registry:
             upstream = sorted(task.task_id for before in direct for task in self[before].deploy_tasks())
             rows.extend((step, task, upstream) for task in step.deploy_tasks())
         return rows
-
-    def tables_written(self) -> Mapping[str, tuple[str, ...]]:
-        return {step.name: step.writes for step in self}
 
 
 def add_subcommands(sub: Any, registry: Registry) -> None:
