@@ -23,9 +23,9 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import breadth_first_order, shortest_path
 
-from linkgraph.config import config_from_dict
+from linkgraph.lake.config import config_from_dict
+from linkgraph.lake.session import get_spark
 from linkgraph.rank.hyperball import HyperBall, relative_standard_error
-from linkgraph.session import get_spark
 
 DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "data" / "cnr-2000" / "cnr-2000.arcs.tsv.gz"
 

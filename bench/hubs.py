@@ -45,14 +45,14 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType
 
-from linkgraph import schemas as S
 from linkgraph.cli import main as cli
-from linkgraph.config import config_from_dict
-from linkgraph.io.delta import Lake
-from linkgraph.session import get_spark
+from linkgraph.lake import schemas as S
+from linkgraph.lake.config import config_from_dict
+from linkgraph.lake.context import StepContext
+from linkgraph.lake.delta import Lake
+from linkgraph.lake.session import get_spark
+from linkgraph.lake.tables import ensure_core_tables
 from linkgraph.steps import analyze, compress, scores
-from linkgraph.steps.context import StepContext
-from linkgraph.tables import ensure_core_tables
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from scale import PeakMemory, ShuffleMeter, parse_size  # noqa: E402  (bench/scale.py's meters)

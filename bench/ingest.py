@@ -35,10 +35,10 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from linkgraph.config import config_from_dict
-from linkgraph.session import get_spark
+from linkgraph.lake.config import config_from_dict
+from linkgraph.lake.context import StepContext
+from linkgraph.lake.session import get_spark
 from linkgraph.steps import ingest
-from linkgraph.steps.context import StepContext
 
 TINY_EDGES = 1_000  # the fixed-cost ingest: a batch whose size the time does not depend on
 
@@ -113,8 +113,8 @@ def generate_batch(spark: SparkSession, n_base: int, fraction: float, path: str)
 
 def incremental(spark: SparkSession, config, workdir: Path, n_base: int, fraction: float) -> float:
     """Base ingest, OPTIMIZE, one batch; returns (and prints) the rewrite fraction of ``links``."""
-    from linkgraph import schemas as S
-    from linkgraph.io.delta import Lake
+    from linkgraph.lake import schemas as S
+    from linkgraph.lake.delta import Lake
 
     lake = Lake(spark, config.lake)
     base, batch = str(workdir / "base.parquet"), str(workdir / "batch.parquet")

@@ -7,7 +7,7 @@ forward bits per link of the link codec.
 Page ids are given in ``url_key`` order batch by batch, so after incremental ingests a host's
 pages are spread over id ranges.  Three orders are measured: page ids of the graph ingested at
 once (the reference), page ids after ``--batches`` ingests of random hosts, and the orders the
-project uses after those ingests: the host order of the rank engine (``linkgraph.ids.host_order``,
+project uses after those ingests: the host order of the rank engine (``linkgraph.lake.ids.host_order``,
 what ``rank.graph.vertex_index`` uses) for the intra-block fraction, the compression's vertex order
 (``compress.build.vertex_order``: the linked pages in the same order) for the bits.
 ``--blocks`` equal vertex ranges stand for the rank engine's blocks (at this size the engine
@@ -35,17 +35,17 @@ from pathlib import Path
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from linkgraph import ingest as I
-from linkgraph import readers
-from linkgraph import schemas as S
 from linkgraph.compress import build as CB
-from linkgraph.config import CompressConfig, IngestConfig, config_from_dict
-from linkgraph.ids import host_order
-from linkgraph.io.delta import Lake
-from linkgraph.rows import one_row
-from linkgraph.session import get_spark, use_checkpoint_dir
+from linkgraph.inputs import ingest as I
+from linkgraph.inputs import readers
+from linkgraph.lake import schemas as S
+from linkgraph.lake.config import CompressConfig, IngestConfig, config_from_dict
+from linkgraph.lake.context import StepContext
+from linkgraph.lake.delta import Lake
+from linkgraph.lake.ids import host_order
+from linkgraph.lake.rows import one_row
+from linkgraph.lake.session import get_spark, use_checkpoint_dir
 from linkgraph.steps import compress, ingest
-from linkgraph.steps.context import StepContext
 
 sys.path.insert(0, str(Path(__file__).parent))
 from ingest import generate_edges  # noqa: E402  (bench/ingest.py)

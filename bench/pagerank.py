@@ -32,11 +32,11 @@ import numpy as np
 from pyspark.sql import functions as F
 from scipy.sparse import csr_matrix
 
-from linkgraph.config import config_from_dict
+from linkgraph.lake.config import config_from_dict
+from linkgraph.lake.session import get_spark
 from linkgraph.rank.engine import BlockEngine, RankParams
 from linkgraph.rank.graph import RankGraph
 from linkgraph.rank.naive import naive_pagerank
-from linkgraph.session import get_spark
 
 
 def load_arcs(path: str) -> np.ndarray:

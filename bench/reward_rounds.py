@@ -23,10 +23,10 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from linkgraph import schemas as S
-from linkgraph.config import config_from_dict
+from linkgraph.lake import schemas as S
+from linkgraph.lake.config import config_from_dict
+from linkgraph.lake.session import get_spark
 from linkgraph.rank import reward as R
-from linkgraph.session import get_spark
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from scale import ShuffleMeter, parse_size  # noqa: E402  (bench/scale.py's meter)

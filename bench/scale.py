@@ -53,14 +53,14 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from linkgraph import schemas as S
-from linkgraph.config import config_from_dict
-from linkgraph.io.delta import Lake
+from linkgraph.lake import schemas as S
+from linkgraph.lake.config import config_from_dict
+from linkgraph.lake.context import StepContext
+from linkgraph.lake.delta import Lake
+from linkgraph.lake.session import get_spark
 from linkgraph.rank.engine import BlockEngine, RankParams
 from linkgraph.rank.graph import build_rank_graph
-from linkgraph.session import get_spark
 from linkgraph.steps import compress, ingest
-from linkgraph.steps.context import StepContext
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ingest import generate_edges  # noqa: E402  (bench/ingest.py: the URL edge-record generator)

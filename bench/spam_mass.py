@@ -18,12 +18,12 @@ from pathlib import Path
 
 from pyspark.sql import functions as F
 
-from linkgraph import schemas as S
-from linkgraph.config import config_from_dict
-from linkgraph.io.delta import Lake
-from linkgraph.session import get_spark
+from linkgraph.lake import schemas as S
+from linkgraph.lake.config import config_from_dict
+from linkgraph.lake.context import StepContext
+from linkgraph.lake.delta import Lake
+from linkgraph.lake.session import get_spark
 from linkgraph.steps import analyze, flags, ingest, pagerank
-from linkgraph.steps.context import StepContext
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 SETS = {"polblogs": ("polblogs/polblogs.gml.gz", "gml"), "hollins": ("hollins-2004/hollins.dat", "dat")}

@@ -19,12 +19,13 @@ import argparse
 import sys
 import time
 
-from linkgraph.config import config_from_dict
+from pagerank import default_graphframes_jar, load_arcs
+
+from linkgraph.lake.config import config_from_dict
+from linkgraph.lake.session import get_spark
 from linkgraph.rank.engine import RankParams
 from linkgraph.rank.gf import graphframes_pagerank
 from linkgraph.rank.graph import RankGraph
-from linkgraph.session import get_spark
-from pagerank import default_graphframes_jar, load_arcs
 
 
 def empty_stage_seconds(spark, partitions: int, jobs: int) -> float:

@@ -18,8 +18,8 @@
 try:
     dbutils  # noqa: F821 -- provided by Databricks
 except NameError:
-    from linkgraph.notebook import local_dbutils
-    from linkgraph.notebook import local_display as display
+    from linkgraph.explore.widgets import local_dbutils
+    from linkgraph.explore.widgets import local_display as display
 
     dbutils = local_dbutils()
 
@@ -38,14 +38,15 @@ import time
 
 import pandas as pd
 
-from linkgraph import explore, plots
-from linkgraph import schemas as S
+from linkgraph.explore import queries as explore
+from linkgraph.explore import plots
+from linkgraph.lake import schemas as S
 from linkgraph.cli import main as linkgraph
-from linkgraph.config import load_config
-from linkgraph.io.delta import Lake
-from linkgraph.notebook import sample_input_dir, save_figure
+from linkgraph.lake.config import load_config
+from linkgraph.lake.delta import Lake
+from linkgraph.explore.widgets import sample_input_dir, save_figure
 from linkgraph.sample import write_sample_input
-from linkgraph.session import get_spark
+from linkgraph.lake.session import get_spark
 from linkgraph.steps.registry import Registry, required_flags
 
 lake_path = dbutils.widgets.get("lake")

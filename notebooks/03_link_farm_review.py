@@ -12,8 +12,8 @@
 try:
     dbutils  # noqa: F821 -- provided by Databricks
 except NameError:
-    from linkgraph.notebook import local_dbutils
-    from linkgraph.notebook import local_display as display
+    from linkgraph.explore.widgets import local_dbutils
+    from linkgraph.explore.widgets import local_display as display
 
     dbutils = local_dbutils()
 
@@ -28,12 +28,13 @@ dbutils.widgets.text("figures", "figures", "Directory for the PNG figures")
 
 from pyspark.sql import functions as F
 
-from linkgraph import explore, plots
-from linkgraph import schemas as S
-from linkgraph.config import load_config
-from linkgraph.io.delta import Lake
-from linkgraph.notebook import save_figure
-from linkgraph.session import get_spark
+from linkgraph.explore import queries as explore
+from linkgraph.explore import plots
+from linkgraph.lake import schemas as S
+from linkgraph.lake.config import load_config
+from linkgraph.lake.delta import Lake
+from linkgraph.explore.widgets import save_figure
+from linkgraph.lake.session import get_spark
 
 config = load_config(dbutils.widgets.get("conf") or None).with_lake_path(dbutils.widgets.get("lake"))
 figures = dbutils.widgets.get("figures")

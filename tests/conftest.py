@@ -15,7 +15,7 @@ import pytest
 from hypothesis import settings
 
 import preparations
-from linkgraph.config import TINY_DATA_SPARK_CONF
+from linkgraph.lake.config import TINY_DATA_SPARK_CONF
 
 # One fixed profile, so that one run's verdict is every run's: examples are derived from each
 # test's source (derandomize), no example database carries state between runs, and each property
@@ -40,8 +40,8 @@ def shared_file(relative: str) -> Path:
 
 @pytest.fixture(scope="session")
 def spark():
-    from linkgraph.config import SparkConfig
-    from linkgraph.session import get_spark
+    from linkgraph.lake.config import SparkConfig
+    from linkgraph.lake.session import get_spark
 
     os.environ["PYSPARK_PYTHON"] = sys.executable
     work = Path(tempfile.mkdtemp(prefix="linkgraph-test-spark-"))
@@ -94,7 +94,7 @@ def lake_dir(tmp_path) -> Path:
 @pytest.fixture(scope="session")
 def hollins_lake(spark, tmp_path_factory):
     """The real Hollins crawl ingested once into a lake: (config, first IngestReport)."""
-    from linkgraph.config import config_from_dict
+    from linkgraph.lake.config import config_from_dict
     from steps_support import ingest_step
 
     path = shared_file("hollins-2004/hollins.dat")
@@ -105,7 +105,7 @@ def hollins_lake(spark, tmp_path_factory):
 @pytest.fixture(scope="session")
 def polblogs_lake(spark, tmp_path_factory):
     """The polblogs blog graph (host-name labels) ingested once into a lake: its config."""
-    from linkgraph.config import config_from_dict
+    from linkgraph.lake.config import config_from_dict
     from steps_support import ingest_step
 
     path = shared_file("polblogs/polblogs.gml.gz")

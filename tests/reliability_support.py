@@ -17,7 +17,7 @@ import yaml
 from delta.tables import DeltaTable
 from pyspark.sql import DataFrame, SparkSession
 
-from linkgraph.config import TINY_DATA_SPARK_CONF
+from linkgraph.lake.config import TINY_DATA_SPARK_CONF
 
 # A job in its own process starts its own Spark: local[2], tiny shuffles, no UI.
 SUBPROCESS_SPARK = {

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from pyspark.sql import SparkSession
 
-from linkgraph.config import Config
+from linkgraph.inputs.edges import IngestReport
+from linkgraph.lake.config import Config
+from linkgraph.lake.context import StepContext
 from linkgraph.steps import ingest, pagerank
-from linkgraph.steps.context import StepContext
-from linkgraph.steps.edges import IngestReport
 from linkgraph.steps.pagerank import RankRunReport
 
 

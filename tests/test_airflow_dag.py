@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from linkgraph.packages import DELTA_PACKAGE
+from linkgraph.lake.packages import DELTA_PACKAGE
 from test_deploy import PIPELINE_COMMANDS, PIPELINE_UPSTREAM
 
 REPO = Path(__file__).resolve().parents[1]

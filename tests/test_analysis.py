@@ -21,12 +21,13 @@ import numpy as np
 import pytest
 from pyspark.sql import functions as F
 
-from linkgraph import schemas as S
 from linkgraph.cli import main
-from linkgraph.config import config_from_dict
-from linkgraph.io.delta import Lake
-from linkgraph.steps import analyze, compress, lookup, scores
-from linkgraph.steps.context import StepContext
+from linkgraph.explore import lookup
+from linkgraph.lake import schemas as S
+from linkgraph.lake.config import config_from_dict
+from linkgraph.lake.context import StepContext
+from linkgraph.lake.delta import Lake
+from linkgraph.steps import analyze, compress, scores
 from steps_support import ingest_step, pagerank_step
 
 
@@ -218,7 +219,7 @@ def _hub_links(spark):
 def test_index_rows_of_a_hub_hold_at_most_max_list_entries_ids(spark):
     from pyspark.testing import assertDataFrameEqual
 
-    from linkgraph import indexes as X
+    from linkgraph.graph import indexes as X
 
     links = _hub_links(spark)
     reverse = X.reverse_index(links, MAX_ENTRIES).where(F.col(S.PAGE_ID) == HUB)
@@ -235,7 +236,7 @@ def test_index_rows_of_a_hub_hold_at_most_max_list_entries_ids(spark):
 
 
 def test_links_in_pages_through_every_chunk_of_a_hub(spark, tmp_path, capsys):
-    from linkgraph import indexes as X
+    from linkgraph.graph import indexes as X
 
     config = config_from_dict({"lake": {"path": str(tmp_path / "lake")}})
     lake = Lake(spark, config.lake)

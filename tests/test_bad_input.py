@@ -25,10 +25,10 @@ from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 from pyspark.sql import functions as F
 
-from linkgraph import schemas as S
 from linkgraph.cli import main
-from linkgraph.config import config_from_dict
-from linkgraph.io.delta import Lake
+from linkgraph.lake import schemas as S
+from linkgraph.lake.config import config_from_dict
+from linkgraph.lake.delta import Lake
 from reliability_support import data_files
 from steps_support import ingest_step
 
@@ -281,8 +281,8 @@ def test_an_unparseable_line_has_one_verdict_alone_or_beside_a_valid_record(spar
     """A JSON lines file whose only line cannot be parsed as an edge record is not a schema error:
     the line is a MALFORMED_RECORD, exactly as when it stands beside a valid record (the
     property test below once found the first case exiting 2 with "missing required column")."""
-    from linkgraph import ingest as I
-    from linkgraph import readers
+    from linkgraph.inputs import ingest as I
+    from linkgraph.inputs import readers
 
     config = fresh_config(tmp_path)
     valid = json.dumps({"from_url": "http://www.alpha.com/", "to_url": "http://www.beta.org/"})
@@ -419,8 +419,8 @@ def extract_records_bounded(path) -> list:
     """The page and reject rows (row kind, record id, reason, detail) the WARC extraction makes of
     the file at ``path``, run under the bounds of ``run_bounded``; edge rows are left out."""
     return run_bounded("""
-        from linkgraph.crawl.extract import ExtractSettings, warc_rows
-        from linkgraph.crawl.warc import read_records
+        from linkgraph.inputs.crawl.extract import ExtractSettings, warc_rows
+        from linkgraph.inputs.crawl.warc import read_records
         settings = ExtractSettings(max_page_bytes=5_000_000)
         data = open(sys.argv[1], "rb").read()
         rows = warc_rows(read_records(lambda: io.BytesIO(data), settings.max_page_bytes), sys.argv[2], settings)
@@ -511,7 +511,7 @@ def test_html_nested_100k_deep_is_rejected_before_the_parser(tmp_path):
 
 
 def test_html_of_many_deep_blocks_is_too_costly_to_parse():
-    from linkgraph.crawl.htmllinks import html_complexity_problem
+    from linkgraph.inputs.crawl.htmllinks import html_complexity_problem
 
     block = "<div>" * 1000 + "<a href=x>y</a>" + "</div>" * 1000      # depth 1000: allowed once
     assert html_complexity_problem("<body>" + block) is None
@@ -527,7 +527,7 @@ def test_gml_bomb_and_pathological_gml_are_bounded(tmp_path):
     unclosed = tmp_path / "unclosed.gml"
     unclosed.write_text("graph [ " + "node [ " * 31_000)                        # 217 KB of unclosed lists
     result = run_bounded("""
-        from linkgraph.gml import GmlTooLarge, decompressed, parse_gml
+        from linkgraph.inputs.gml import GmlTooLarge, decompressed, parse_gml
         try:
             decompressed(open(sys.argv[1], "rb").read())
             bomb = "parsed"
@@ -541,7 +541,7 @@ def test_gml_bomb_and_pathological_gml_are_bounded(tmp_path):
 
 
 def test_gml_nested_lists_do_not_cut_a_node_short():
-    from linkgraph.gml import parse_gml
+    from linkgraph.inputs.gml import parse_gml
 
     text = """# comment line
     graph [ directed 1
@@ -577,7 +577,7 @@ def test_sitemaps_with_unknown_encodings_bad_dates_and_too_many_urls(tmp_path):
     for name, data in files.items():
         (tmp_path / name).write_bytes(data)
     result = run_bounded("""
-        from linkgraph.sitemaps import parse_sitemap
+        from linkgraph.inputs.sitemaps import parse_sitemap
         result = {}
         for path in sys.argv[1:]:
             rows = parse_sitemap(open(path, "rb").read(), path)
@@ -598,7 +598,7 @@ def test_a_legal_50_mb_sitemap_is_parsed_in_bounded_memory(tmp_path):
                                   "</url>" for i in range(50_000)]))
     assert path.stat().st_size > 49 * MiB
     result = run_bounded("""
-        from linkgraph.sitemaps import parse_sitemap
+        from linkgraph.inputs.sitemaps import parse_sitemap
         rows = parse_sitemap(open(sys.argv[1], "rb").read(), sys.argv[1])
         result = [len(rows), sum(r["kind"] == "entry" for r in rows)]
     """, str(path))

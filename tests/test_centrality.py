@@ -15,11 +15,11 @@ import scipy.sparse as sp
 from pyspark.sql import functions as F
 from scipy.sparse.csgraph import shortest_path
 
-from linkgraph import schemas as S
 from linkgraph.cli import main
 from linkgraph.compress.webgraph import read_bvgraph, read_properties
-from linkgraph.config import ConfigError, config_from_dict
-from linkgraph.io.delta import Lake
+from linkgraph.lake import schemas as S
+from linkgraph.lake.config import ConfigError, config_from_dict
+from linkgraph.lake.delta import Lake
 from linkgraph.rank.hyperball import HyperBall, exact_limit, initial_registers, relative_standard_error, single_block
 from steps_support import ingest_step
 

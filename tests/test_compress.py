@@ -263,12 +263,12 @@ def test_missing_tables_are_a_clear_error(tmp_path):
 
 
 def test_compress_cli_builds_idempotent_tables_and_rejects_unencodable_ids(spark, tmp_path, capsys):
-    from linkgraph import schemas as S
     from linkgraph.cli import main
-    from linkgraph.config import config_from_dict
-    from linkgraph.io.delta import Lake
+    from linkgraph.lake import schemas as S
+    from linkgraph.lake.config import config_from_dict
+    from linkgraph.lake.context import StepContext
+    from linkgraph.lake.delta import Lake
     from linkgraph.steps import compress
-    from linkgraph.steps.context import StepContext
 
     lake_dir = tmp_path / "lake"
     assert main(["compress", "--lake", str(lake_dir)]) == 2
@@ -306,7 +306,7 @@ def test_compress_cli_builds_idempotent_tables_and_rejects_unencodable_ids(spark
 
 
 def test_compress_config_rejects_bad_values():
-    from linkgraph.config import ConfigError, config_from_dict
+    from linkgraph.lake.config import ConfigError, config_from_dict
 
     assert config_from_dict({"compress": {"residual_code": "zeta2", "window_size": 0}}).compress.window_size == 0
     for bad, message in (({"residual_code": "zeta9"}, "residual_code"), ({"block_size": 0}, "block_size"),
@@ -322,12 +322,12 @@ def test_blocks_cut_by_arcs_and_a_lookup_reads_one_block(spark, tmp_path):
     order of the linked pages: pages 0..5 and 9..14 are vertices 0..11.)  One lookup then reads the
     order chunk of the page, one block file, one offsets file and the order chunks of the answer
     (chunks of 8 vertices: two for page 2's out-links, pages 10..14 = vertices 7..11)."""
-    from linkgraph import schemas as S
     from linkgraph.compress.build import arcs_by_block
-    from linkgraph.config import config_from_dict
-    from linkgraph.io.delta import Lake
+    from linkgraph.lake import schemas as S
+    from linkgraph.lake.config import config_from_dict
+    from linkgraph.lake.context import StepContext
+    from linkgraph.lake.delta import Lake
     from linkgraph.steps import compress
-    from linkgraph.steps.context import StepContext
 
     arcs = {0: [9], 1: [9], 2: [10, 11, 12, 13, 14], 3: [9], 4: [9, 10], 5: [2]}
     rows = [(s, d) for s, ds in arcs.items() for d in ds]
@@ -390,10 +390,10 @@ def test_a_url_is_looked_up_in_the_pages_file_its_url_key_names(spark, tmp_path)
     names, not reversed, lie far apart, so the URL statistics of both files admit any URL of the
     four hosts while the url_key statistics name one file.  A row whose stored url_key is not
     its URL's (hand-written data) is still found, in a second read."""
-    from linkgraph import schemas as S
     from linkgraph.compress.pages import PageDirectory
-    from linkgraph.config import config_from_dict
-    from linkgraph.io.delta import Lake
+    from linkgraph.lake import schemas as S
+    from linkgraph.lake.config import config_from_dict
+    from linkgraph.lake.delta import Lake
     from linkgraph.urls import url_key
 
     hosts = ["a.m.com", "z.m.com", "b.n.com", "y.n.com"]   # url_key order: com.m.a < com.m.z < com.n.b < com.n.y
@@ -425,13 +425,13 @@ def test_links_compressed_reads_one_block_per_direction_without_pyspark(spark, t
     import subprocess
     import sys
 
-    from linkgraph import schemas as S
     from linkgraph.cli import main
     from linkgraph.compress.pages import PageDirectory
-    from linkgraph.config import config_from_dict
-    from linkgraph.io.delta import Lake
+    from linkgraph.lake import schemas as S
+    from linkgraph.lake.config import config_from_dict
+    from linkgraph.lake.context import StepContext
+    from linkgraph.lake.delta import Lake
     from linkgraph.steps import compress
-    from linkgraph.steps.context import StepContext
 
     lake_dir = tmp_path / "lake"
     config = config_from_dict({"lake": {"path": str(lake_dir)}, "compress": {"block_size": 4}})
@@ -482,9 +482,9 @@ def test_vertex_order_is_the_host_order_whatever_the_page_ids(spark):
     """The same 9 pages numbered in host order (one ingest) and as three ingests of random hosts
     would number them: both give the vertices in url_key order, so the encoded blocks are the same
     bytes.  Page 99 has no pages row (no key): after the others.  Page 8 has no link: no vertex."""
-    from linkgraph import schemas as S
     from linkgraph.compress import build as CB
-    from linkgraph.config import CompressConfig
+    from linkgraph.lake import schemas as S
+    from linkgraph.lake.config import CompressConfig
 
     keys = ["com.a/1", "com.a/2", "com.a/3", "com.b/1", "com.b/2", "com.c/1", "com.c/2", "com.c/3", "com.d/1"]
     links_by_key = [(0, 1), (0, 2), (1, 2), (2, 0), (3, 4), (4, 3), (5, 6), (6, 7), (7, 5), (0, 3), (5, 0), (3, 9)]
@@ -511,8 +511,8 @@ def test_arc_blocks_stay_bounded_around_adjacent_hubs(spark):
     adjacent) is alone in its block, and every other block holds fewer than 2 × 4 arcs."""
     from collections import defaultdict
 
-    from linkgraph import schemas as S
     from linkgraph.compress.build import arcs_by_block
+    from linkgraph.lake import schemas as S
 
     degrees = [1, 9, 7, 1, 1, 1, 1, 3, 3, 3, 2, 0, 12, 1, 4, 3, 3, 1, 2]
     rows = [(s, 100 + k) for s, d in enumerate(degrees) for k in range(d)]

@@ -15,10 +15,10 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import BooleanType
 from pyspark.testing import assertDataFrameEqual
 
-from linkgraph import schemas as S
-from linkgraph import tables
-from linkgraph.config import config_from_dict
-from linkgraph.reliability import ConflictRetriesExhausted, retry_on_conflict
+from linkgraph.lake import schemas as S
+from linkgraph.lake import tables
+from linkgraph.lake.config import config_from_dict
+from linkgraph.lake.reliability import ConflictRetriesExhausted, retry_on_conflict
 from reliability_support import crawl_records, write_jsonl
 from steps_support import ingest_step
 
@@ -138,7 +138,7 @@ def test_simultaneous_ingests_both_land(spark, batches, tmp_path, caplog):
         except BaseException as exc:  # noqa: BLE001 - handed to the test thread
             errors[name] = exc
 
-    caplog.set_level(logging.WARNING, logger="linkgraph.reliability")
+    caplog.set_level(logging.WARNING, logger="linkgraph.lake.reliability")
     threads = [threading.Thread(target=run, args=(n, p)) for n, p in (("first", first), ("second", second))]
     for t in threads:
         t.start()
@@ -160,7 +160,7 @@ def test_creating_a_table_another_job_is_creating_waits_for_its_first_commit(spa
     does not count the table as its own.  A directory that never becomes a table still fails."""
     import shutil
 
-    from linkgraph.io.delta import Lake
+    from linkgraph.lake.delta import Lake
 
     other = Lake(spark, config_from_dict({"lake": {"path": str(tmp_path / "other")}}).lake)
     other.ensure(S.REJECTS_TABLE, S.REJECTS)
@@ -193,8 +193,8 @@ def test_page_id_guard_removes_its_pages_even_when_its_delete_conflicts(spark, b
     guard deletes its own new pages; a conflict on that delete is retried, so no id stays shared."""
     from delta.exceptions import ConcurrentAppendException
 
-    from linkgraph.io.delta import Lake
-    from linkgraph.reliability import ConcurrentPageIdException, guard_new_page_ids
+    from linkgraph.lake.delta import Lake
+    from linkgraph.lake.reliability import ConcurrentPageIdException, guard_new_page_ids
 
     _, first, _, _ = batches
     config = config_from_dict({"lake": {"path": str(tmp_path / "lake")}})
@@ -236,7 +236,7 @@ def test_crawl_format_ingests_are_retried_on_a_conflict(spark, tmp_path, monkeyp
     attempt gets a fresh step context (run id and clock)."""
     from delta.exceptions import ConcurrentAppendException
 
-    from linkgraph.steps import crawl
+    from linkgraph.inputs.crawl import load as crawl
 
     attempts = []
 
@@ -284,8 +284,12 @@ def test_retry_reruns_only_on_delta_conflicts():
 def test_a_core_table_not_yet_readable_but_existing_now_is_a_retried_conflict(spark, tmp_path):
     """``DELTA_TABLE_NOT_FOUND`` for a table another ingest was creating becomes a conflict once
     the table exists; for a table that still does not exist, or another error, nothing changes."""
-    from linkgraph.io.delta import Lake
-    from linkgraph.reliability import ConcurrentTableCreationException, is_delta_conflict, raise_if_created_concurrently
+    from linkgraph.lake.delta import Lake
+    from linkgraph.lake.reliability import (
+        ConcurrentTableCreationException,
+        is_delta_conflict,
+        raise_if_created_concurrently,
+    )
 
     lake = Lake(spark, config_from_dict({"lake": {"path": str(tmp_path / "lake")}}).lake)
     tables.ensure_core_tables(lake)
@@ -300,7 +304,7 @@ def test_a_core_table_not_yet_readable_but_existing_now_is_a_retried_conflict(sp
 
 
 def test_config_rejects_no_attempts():
-    from linkgraph.config import ConfigError
+    from linkgraph.lake.config import ConfigError
 
     with pytest.raises(ConfigError, match="reliability.conflict_attempts"):
         config_from_dict({"reliability": {"conflict_attempts": 0}})
@@ -312,7 +316,7 @@ def test_a_command_in_a_thread_of_its_own_uses_the_process_session_without_ownin
     SparkContext: ``existing_session`` finds that session there, so ``linkgraph.cli.main`` run in
     such a thread neither builds one (re-applying the project's settings to everyone's) nor, at its
     end, deletes the checkpoints another command in the process is reading."""
-    from linkgraph.session import existing_session
+    from linkgraph.lake.session import existing_session
 
     seen = []
     thread = threading.Thread(target=lambda: seen.append(existing_session()))

@@ -3,7 +3,7 @@ from pathlib import Path
 import pytest
 
 from linkgraph.cli import main
-from linkgraph.config import Config, ConfigError, config_from_dict, load_config
+from linkgraph.lake.config import Config, ConfigError, config_from_dict, load_config
 
 CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
 
@@ -63,8 +63,8 @@ def test_an_active_session_without_a_checkpoint_dir_gets_the_configured_one(monk
 
     from pyspark.sql import SparkSession
 
-    from linkgraph.config import SparkConfig
-    from linkgraph.session import get_spark
+    from linkgraph.lake.config import SparkConfig
+    from linkgraph.lake.session import get_spark
 
     directories: list[str] = []
     context = SimpleNamespace(getCheckpointDir=lambda: directories[-1] if directories else None,
@@ -90,8 +90,8 @@ def test_the_default_checkpoint_dir_is_the_lakes_own(monkeypatch):
 
     from pyspark.sql import SparkSession
 
-    from linkgraph.config import SparkConfig
-    from linkgraph.session import checkpoint_dir_of_lake, get_spark
+    from linkgraph.lake.config import SparkConfig
+    from linkgraph.lake.session import checkpoint_dir_of_lake, get_spark
 
     assert SparkConfig().checkpoint_dir is None and load_config(CONF_DIR / "local.yaml").spark.checkpoint_dir is None
     assert "/tmp" not in (CONF_DIR / "local.yaml").read_text()
@@ -112,8 +112,8 @@ def test_rank_block_bytes_is_validated_at_load():
 
 
 def test_graphframes_jar_goes_on_spark_jars_instead_of_the_coordinate(tmp_path):
-    from linkgraph.packages import GRAPHFRAMES_PACKAGE
-    from linkgraph.session import jars, jvm_packages
+    from linkgraph.lake.packages import GRAPHFRAMES_PACKAGE
+    from linkgraph.lake.session import jars, jvm_packages
 
     jar = tmp_path / "graphframes.jar"
     jar.write_bytes(b"")

@@ -18,10 +18,10 @@ from pathlib import Path
 from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
 
-from linkgraph import schemas as S
 from linkgraph.cli import main
-from linkgraph.config import load_config
-from linkgraph.io.delta import CRASH_AFTER_COMMITS, Lake
+from linkgraph.lake import schemas as S
+from linkgraph.lake.config import load_config
+from linkgraph.lake.delta import CRASH_AFTER_COMMITS, Lake
 from reliability_support import (
     CliProcess,
     check_every_version,
@@ -80,7 +80,7 @@ def test_killed_ingest_leaves_complete_versions_and_rerun_matches_uninterrupted(
     check_core_tables_complete(spark, lake_dir)
 
     # Kill 2: once links are committed, before the rejects MERGE: the job SIGKILLs its own process
-    # group right after its links commit (the crash hook of linkgraph.io.delta).
+    # group right after its links commit (the crash hook of linkgraph.lake.delta).
     job = CliProcess(args, tmp_path / "kill2.log", env={CRASH_AFTER_COMMITS: S.LINKS_TABLE})
     assert job.wait() == -signal.SIGKILL, job.output()[-3000:]
     assert committed(lake_dir / S.LINKS_TABLE, 1) and "crash hook: stopping after commit" in job.output()
@@ -158,7 +158,7 @@ def test_killed_pagerank_resumes_from_its_checkpoint_with_the_same_ranks(spark, 
 def test_analyze_and_compress_killed_after_each_commit_end_as_the_uninterrupted_run(spark, sample_lake, tmp_path,
                                                                                     monkeypatch):
     """``analyze`` and ``compress`` on a copy of the sample lake without their tables, each dying
-    right after every one of its commits in turn (the crash hook of ``linkgraph.io.delta`` in
+    right after every one of its commits in turn (the crash hook of ``linkgraph.lake.delta`` in
     raise mode: only ``finally`` blocks run on the way out, none writes a table, so each crash
     leaves what a SIGKILL there would), re-run until one attempt finishes.  Each table is written
     once, from the recorded input versions (every crash state mixes no versions), and the tables
@@ -169,9 +169,9 @@ def test_analyze_and_compress_killed_after_each_commit_end_as_the_uninterrupted_
     commit i: a chain covers every boundary (a step resumes from the tables alone)."""
     from delta.tables import DeltaTable
 
-    from linkgraph.io.delta import CRASH_AFTER_COMMITS, CRASH_HOOK, SimulatedCrash
+    from linkgraph.lake.context import StepContext
+    from linkgraph.lake.delta import CRASH_AFTER_COMMITS, CRASH_HOOK, SimulatedCrash
     from linkgraph.steps import analyze, compress
-    from linkgraph.steps.context import StepContext
 
     steps = ((analyze, analyze.ANALYSIS_TABLES), (compress, compress.TABLES))
     rebuilt = {table for _, tables in steps for table in tables}

@@ -1,4 +1,4 @@
-"""WARC/WAT link extraction and Common Crawl graph import (linkgraph.crawl).
+"""WARC/WAT link extraction and Common Crawl graph import (linkgraph.inputs.crawl).
 
 Plain-Python tests of the reader, payload decoding and HTML extraction first (fast), then a few
 Spark ingests on small lakes.  Expected values are worked out by hand from the HTML below.
@@ -15,10 +15,10 @@ from urllib.parse import urlsplit
 import pytest
 
 from conftest import shared_file
-from linkgraph.crawl import payload as P
-from linkgraph.crawl.extract import ExtractSettings, warc_rows, wat_rows
-from linkgraph.crawl.htmllinks import extract_page
-from linkgraph.crawl.warc import ReadProblem, WarcRecord, read_records
+from linkgraph.inputs.crawl import payload as P
+from linkgraph.inputs.crawl.extract import ExtractSettings, warc_rows, wat_rows
+from linkgraph.inputs.crawl.htmllinks import extract_page
+from linkgraph.inputs.crawl.warc import ReadProblem, WarcRecord, read_records
 
 CC_EXCERPT = "warc/CC-MAIN-2020-34-excerpt.warc.gz"
 PAGE_URL = "https://www.example.com/jobs/index.html"
@@ -327,7 +327,7 @@ def test_format_guessed_from_extension():
 # --- Spark: ingest into lakes ------------------------------------------------------------------
 
 def _config(lake_dir: Path, **crawl):
-    from linkgraph.config import config_from_dict
+    from linkgraph.lake.config import config_from_dict
 
     return config_from_dict({"lake": {"path": str(lake_dir)}, "crawl": crawl})
 
@@ -468,8 +468,8 @@ def _write_gz(path: Path, lines: list[str]) -> Path:
 
 
 def test_ccgraph_paths(tmp_path):
-    from linkgraph.crawl.ccgraph import ccgraph_paths
-    from linkgraph.readers import InputSchemaError
+    from linkgraph.inputs.crawl.ccgraph import ccgraph_paths
+    from linkgraph.inputs.readers import InputSchemaError
 
     vertices = _write_gz(tmp_path / "cc-main-host-vertices.txt.gz", CC_VERTICES)
     edges = _write_gz(tmp_path / "cc-main-host-edges.txt.gz", CC_EDGES)

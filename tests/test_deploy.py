@@ -80,7 +80,7 @@ def test_make_dist_builds_the_wheel_and_an_importable_py_files_zip(dist_dir):
     assert "linkgraph-job = linkgraph.wheel_task:main" in entry_points
 
     # --py-files puts the zip first on the path: the package must import from inside it
-    probe = f"import sys; sys.path.insert(0, {str(py_files)!r}); import linkgraph.cli, linkgraph.session; print(linkgraph.cli.__file__)"
+    probe = f"import sys; sys.path.insert(0, {str(py_files)!r}); import linkgraph.cli, linkgraph.lake.session; print(linkgraph.cli.__file__)"
     located = subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True, text=True).stdout.strip()
     assert located.startswith(str(py_files) + "/linkgraph/")
 
@@ -102,7 +102,7 @@ def test_databricks_bundle_runs_every_job_as_a_wheel_task_in_pipeline_order():
     assert "{{job.parameters.ds}}" in " ".join(tasks["ingest"]["python_wheel_task"]["parameters"])
     assert "linkgraph-job" in (REPO / "pyproject.toml").read_text()
     # the bundle's config file loads
-    from linkgraph.config import load_config
+    from linkgraph.lake.config import load_config
 
     config = load_config(REPO / "conf" / "databricks.yaml")
     assert config.spark.master is None and config.lake.path == "dbfs:/linkgraph/lake"

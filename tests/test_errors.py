@@ -10,12 +10,12 @@ from linkgraph.cli import EXIT_USAGE, main
 
 def test_usage_errors_derive_from_one_base_and_keep_their_old_homes():
     from linkgraph.compress import CompressedIndexError
-    from linkgraph.config import ConfigError
-    from linkgraph.paths import PathNotFound
+    from linkgraph.inputs.readers import InputSchemaError
+    from linkgraph.lake.config import ConfigError
+    from linkgraph.lake.paths import PathNotFound
+    from linkgraph.lake.reliability import ConflictRetriesExhausted
     from linkgraph.rank.gf import GraphFramesUnavailable
     from linkgraph.rank.teleport import EmptyTeleportError
-    from linkgraph.readers import InputSchemaError
-    from linkgraph.reliability import ConflictRetriesExhausted
     from linkgraph.steps.reward import PruneNotFound
     from linkgraph.steps.scores import ScoresError
 
@@ -99,7 +99,7 @@ def test_every_command_with_a_bad_argument_exits_2_with_one_line(tmp_path, capsy
 
 
 def test_config_values_that_failed_only_at_run_time_stop_at_load():
-    from linkgraph.config import ConfigError, config_from_dict
+    from linkgraph.lake.config import ConfigError, config_from_dict
 
     for section, key, value in (("reward", "feed_url_pattern", "("), ("rank", "block_max_vertices", 0),
                                 ("rank", "not_converged_exit_code", 256), ("rank", "not_converged_exit_code", -1),
@@ -140,9 +140,9 @@ def test_spark_side_user_errors_exit_2_with_one_line(spark, tmp_path, capsys):
 
 
 def test_import_authority_with_a_wrong_delimiter_keeps_the_source_and_exits_2(spark, tmp_path, capsys):
-    from linkgraph.config import config_from_dict
-    from linkgraph.io.delta import Lake
-    from linkgraph.schemas import EXTERNAL_AUTHORITY_TABLE
+    from linkgraph.lake.config import config_from_dict
+    from linkgraph.lake.delta import Lake
+    from linkgraph.lake.schemas import EXTERNAL_AUTHORITY_TABLE
 
     lake = str(tmp_path / "lake")
     good = tmp_path / "opr.csv"

@@ -9,10 +9,10 @@ import pytest
 from pyspark.sql import Row
 from pyspark.testing import assertDataFrameEqual
 
-from linkgraph import schemas as S
 from linkgraph.cli import main
-from linkgraph.config import config_from_dict
-from linkgraph.io.delta import Lake
+from linkgraph.lake import schemas as S
+from linkgraph.lake.config import config_from_dict
+from linkgraph.lake.delta import Lake
 from steps_support import ingest_step
 
 BATCH_1 = [

@@ -10,11 +10,11 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 from pyspark.testing import assertDataFrameEqual
 
-from linkgraph import schemas as S
-from linkgraph import tables as T
-from linkgraph.config import LakeConfig
-from linkgraph.io.delta import Lake, close_smallest_gaps, key_ranges, ranges_condition
-from linkgraph.session import checkpoint_dir_of_lake
+from linkgraph.lake import schemas as S
+from linkgraph.lake import tables as T
+from linkgraph.lake.config import LakeConfig
+from linkgraph.lake.delta import Lake, close_smallest_gaps, key_ranges, ranges_condition
+from linkgraph.lake.session import checkpoint_dir_of_lake
 
 DAY1, DAY2 = datetime(2026, 1, 1), datetime(2026, 1, 2)
 
@@ -108,7 +108,7 @@ def test_url_key_and_host_in_spark_equal_python(spark):
     from hypothesis import strategies as st
 
     from linkgraph import urls
-    from linkgraph.ingest import host_of, url_key
+    from linkgraph.inputs.ingest import host_of, url_key
     from test_urls import FAST_PATH_CASES
 
     raw = [*FAST_PATH_CASES, "https://www.stanford.edu/biology?a=1", "http://example.com:8080/", "https://10.0.0.1:8443/x",
@@ -138,7 +138,7 @@ def test_canonical_url_udf_gives_canonicalize_per_record(spark):
     """The Arrow UDF ingest canonicalises each record's endpoints with (no join, no distinct):
     what ``canonicalize`` gives, through Spark, nulls and rejects included."""
     from linkgraph import urls
-    from linkgraph.ingest import canonical_url
+    from linkgraph.inputs.ingest import canonical_url
     from test_urls import FAST_PATH_CASES
 
     cases = [*FAST_PATH_CASES, "http://Example.com:80/x", "http://www.example.com/a/./b", "http://a.b.example.com/x?y",
@@ -151,7 +151,7 @@ def test_canonical_url_udf_gives_canonicalize_per_record(spark):
 def test_host_order_keeps_hosts_contiguous_whatever_the_ids(spark):
     """Ids given batch by batch interleave hosts; the order by url_key does not ('.' sorts
     before '/': a host's subdomains come right before its own pages)."""
-    from linkgraph.ids import host_order
+    from linkgraph.lake.ids import host_order
 
     pages = spark.createDataFrame(
         [(0, "com.a/x"), (1, "com.b/x"), (2, "com.a/y"), (3, None), (4, "com.b/a"), (5, "com.a.www/")],
@@ -169,7 +169,7 @@ def _cached_bytes(spark, column: str) -> int:
 def test_uncompressed_cache_stores_without_compression_and_restores_the_setting(spark):
     from pyspark.sql import functions as F
 
-    from linkgraph.steps.edges import COLUMNAR_CACHE_COMPRESSED, uncompressed_cache
+    from linkgraph.inputs.edges import COLUMNAR_CACHE_COMPRESSED, uncompressed_cache
 
     def cached_size(column: str, uncompressed: bool) -> int:
         frame = spark.range(20_000, numPartitions=1).select(F.lit("http://www.example.com/" * 4).alias(column))
@@ -204,7 +204,7 @@ def test_uncompressed_cache_stores_without_compression_and_restores_the_setting(
 def test_links_take_the_same_ids_by_broadcast_and_by_shuffle(spark):
     from datetime import datetime as dt
 
-    from linkgraph import ingest as I
+    from linkgraph.inputs import ingest as I
 
     day = dt(2026, 1, 1)
     links = spark.createDataFrame(
@@ -227,8 +227,8 @@ def test_sightings_of_a_pair_are_ranked_latest_then_smallest_anchor_with_widened
     the representative is the latest sighting, the smaller anchor breaking the tie; every sighting
     of the pair carries the pair's earliest discovery and latest sighting; an invalid record has no
     rank and keeps its own times."""
-    from linkgraph import ingest as I
-    from linkgraph.config import IngestConfig
+    from linkgraph.inputs import ingest as I
+    from linkgraph.lake.config import IngestConfig
 
     def record(from_url, to_url, anchor, discovered, last_seen):
         values = {S.FROM_URL: from_url, S.TO_URL: to_url, S.ANCHOR_TEXT: anchor,

@@ -16,9 +16,10 @@ import pandas as pd
 import pytest
 from pyspark.testing import assertDataFrameEqual
 
-from linkgraph import explore, plots
-from linkgraph import schemas as S
-from linkgraph.notebook import LocalWidgets, WidgetError, widget_values
+from linkgraph.explore import plots
+from linkgraph.explore import queries as explore
+from linkgraph.explore.widgets import LocalWidgets, WidgetError, widget_values
+from linkgraph.lake import schemas as S
 from linkgraph.sample import generate_sample_crawl
 
 matplotlib.use("Agg")
@@ -186,7 +187,7 @@ def test_subgraph_layout_keeps_groups_together_and_draws_one_arrow_per_domain_li
 def test_the_sample_input_goes_to_the_users_cache_not_a_fixed_tmp_path(tmp_path):
     """Notebook 01 writes the built-in sample under the user's cache directory (a place of the
     user's own, stable across re-runs), not under a fixed name in the shared temporary directory."""
-    from linkgraph.notebook import sample_input_dir
+    from linkgraph.explore.widgets import sample_input_dir
 
     assert sample_input_dir({"XDG_CACHE_HOME": str(tmp_path)}) == tmp_path / "linkgraph" / "sample"
     assert sample_input_dir({}) == Path.home() / ".cache" / "linkgraph" / "sample"

@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 from pyspark.sql import functions as F
 
 from conftest import shared_file
-from linkgraph import schemas as S
 from linkgraph.cli import main
-from linkgraph.config import config_from_dict
-from linkgraph.io.delta import Lake
+from linkgraph.lake import schemas as S
+from linkgraph.lake.config import config_from_dict
+from linkgraph.lake.delta import Lake
 from linkgraph.rank.engine import BlockEngine, RankParams
 from linkgraph.rank.graph import RankGraph
 from linkgraph.rank.naive import naive_pagerank

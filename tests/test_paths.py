@@ -1,4 +1,4 @@
-"""Paths as users write them (``linkgraph.paths``): relative, absolute and ``file://`` lakes and
+"""Paths as users write them (``linkgraph.lake.paths``): relative, absolute and ``file://`` lakes and
 inputs give the same tables; a remote URI gets past argument checking and fails with one clear
 message; a missing input names itself and exits 2 before Spark starts."""
 
@@ -9,8 +9,8 @@ import os
 import pytest
 from pyspark.testing import assertDataFrameEqual
 
-from linkgraph import paths
-from linkgraph import schemas as S
+from linkgraph.lake import paths
+from linkgraph.lake import schemas as S
 from linkgraph.cli import main
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from pyspark.sql import functions as F
 
-from linkgraph import schemas as S
+from linkgraph.lake import schemas as S
 from linkgraph.cli import main
 from conftest import working_directory
 from linkgraph.sample import generate_sample_crawl

@@ -7,10 +7,10 @@ from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
 
 from conftest import shared_file
-from linkgraph import readers
-from linkgraph import schemas as S
-from linkgraph.config import config_from_dict
-from linkgraph.io.delta import Lake
+from linkgraph.inputs import readers
+from linkgraph.lake import schemas as S
+from linkgraph.lake.config import config_from_dict
+from linkgraph.lake.delta import Lake
 from steps_support import ingest_step
 
 HOLLINS_EDGES = 23_875

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
 
-from linkgraph import schemas as S
-from linkgraph.config import Config, ConfigError, TermRule, config_from_dict
+from linkgraph.lake import schemas as S
+from linkgraph.lake.config import Config, ConfigError, TermRule, config_from_dict
 from linkgraph.rank import reward as R
 
 LINK_COLUMNS = f"{S.SRC_ID} long, {S.DST_ID} long, {S.LINK_TYPE} string, {S.POSITION} string"
@@ -181,7 +181,7 @@ def test_term_points_word_boundaries_case_and_cap(spark):
 
 
 def test_rewards_from_the_sample_crawl_texts(spark, tmp_path):
-    from linkgraph.signals import check_page_signals, read_page_signals, sample_signal_rows, split_page_signals
+    from linkgraph.inputs.signals import check_page_signals, read_page_signals, sample_signal_rows, split_page_signals
 
     rows = sample_signal_rows()
     bad = [
@@ -326,8 +326,8 @@ def _small_lake(spark, lake_dir) -> None:
     """pages and links of the five pages above (every link INTERNAL/EXTERNAL, position unknown)."""
     from datetime import datetime
 
-    from linkgraph.config import LakeConfig
-    from linkgraph.io.delta import Lake
+    from linkgraph.lake.config import LakeConfig
+    from linkgraph.lake.delta import Lake
 
     def host(url: str) -> str:
         return url.split("/")[2]
@@ -347,9 +347,9 @@ def _small_lake(spark, lake_dir) -> None:
 
 def _crash_after(monkeypatch, commits: int) -> None:
     """The next step dies right after its ``commits``-th Delta commit (the crash hook of
-    ``linkgraph.io.delta`` in raise mode: only ``finally`` blocks run, none writes a table, so the
+    ``linkgraph.lake.delta`` in raise mode: only ``finally`` blocks run, none writes a table, so the
     lake is what a SIGKILL there leaves; tests/test_crash_safety.py kills a real process with it)."""
-    from linkgraph.io import delta
+    from linkgraph.lake import delta
 
     monkeypatch.setenv(delta.CRASH_AFTER_COMMITS, f"{commits}:raise")
     delta.CRASH_HOOK.reset()
@@ -370,7 +370,7 @@ def _assert_links_between_pages(spark, lake_dir) -> None:
 def _die_after(monkeypatch, spark, lake_dir, step, commits: int) -> str:
     """Run ``step``, which dies right after its ``commits``-th commit; check the lake it left and
     return the table of that commit."""
-    from linkgraph.io.delta import CRASH_HOOK, SimulatedCrash
+    from linkgraph.lake.delta import CRASH_HOOK, SimulatedCrash
 
     _crash_after(monkeypatch, commits)
     with pytest.raises(SimulatedCrash):
@@ -381,7 +381,7 @@ def _die_after(monkeypatch, spark, lake_dir, step, commits: int) -> str:
 
 def _finish(monkeypatch, step):
     """Run ``step`` to its end; (its result, the tables it committed to)."""
-    from linkgraph.io.delta import CRASH_AFTER_COMMITS, CRASH_HOOK
+    from linkgraph.lake.delta import CRASH_AFTER_COMMITS, CRASH_HOOK
 
     _crash_after(monkeypatch, 1_000_000)
     result = step()
@@ -391,8 +391,8 @@ def _finish(monkeypatch, step):
 
 def test_reward_step_prunes_pages_with_their_links_and_undoes_it(spark, tmp_path, lake_dir, monkeypatch):
     from linkgraph.cli import main
+    from linkgraph.lake.context import StepContext
     from linkgraph.steps import reward as reward_step_module
-    from linkgraph.steps.context import StepContext
 
     config = config_from_dict({"lake": {"path": str(lake_dir)}, "reward": {"seeds": ["https://jobs.example.com"]}})
     assert main(["reward", "--lake", str(lake_dir)]) == 2  # no pages/links yet: one clear message
@@ -459,9 +459,9 @@ def test_a_reward_run_retried_after_dying_after_each_commit_equals_one_run(spark
 
     from delta.tables import DeltaTable
 
-    from linkgraph.io.delta import Lake
+    from linkgraph.lake.context import StepContext
+    from linkgraph.lake.delta import Lake
     from linkgraph.steps import reward as reward_step_module
-    from linkgraph.steps.context import StepContext
 
     lake_dir = tmp_path / "lake"
     _small_lake(spark, lake_dir)
@@ -529,10 +529,10 @@ def test_an_ingest_racing_a_prune_leaves_no_link_to_a_pruned_page(spark, tmp_pat
     prune wins, as if I1 had run just before it).  I2 commits its link to D after D was deleted: it
     finds D gone, removes that link and re-runs, which inserts D as a new page with the link.  No
     link to a missing page remains, and both ingests account for every record."""
-    from linkgraph import tables
-    from linkgraph.io.delta import Lake
+    from linkgraph.lake import tables
+    from linkgraph.lake.context import StepContext
+    from linkgraph.lake.delta import Lake
     from linkgraph.steps import reward as reward_step_module
-    from linkgraph.steps.context import StepContext
     from steps_support import ingest_step
 
     lake_dir = tmp_path / "lake"

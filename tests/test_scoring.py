@@ -11,13 +11,13 @@ from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
 
 from conftest import shared_file
-from linkgraph import schemas as S
-from linkgraph.config import config_from_dict
-from linkgraph.io.delta import Lake
-from linkgraph.scoring import BROADCAST_FRONTIER, domain_affinity, frontier_search, hop_rounds
-from linkgraph.sitemaps import parse_lastmod, parse_sitemap
+from linkgraph.graph.scoring import BROADCAST_FRONTIER, domain_affinity, frontier_search, hop_rounds
+from linkgraph.inputs.sitemaps import parse_lastmod, parse_sitemap
+from linkgraph.lake import schemas as S
+from linkgraph.lake.config import config_from_dict
+from linkgraph.lake.context import StepContext
+from linkgraph.lake.delta import Lake
 from linkgraph.steps import analyze, scores, sitemaps
-from linkgraph.steps.context import StepContext
 from steps_support import ingest_step
 
 NS = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'

@@ -33,11 +33,11 @@ import numpy as np
 import pytest
 from pyspark.sql import functions as F
 
-from linkgraph import schemas as S
-from linkgraph.config import ConfigError, config_from_dict
-from linkgraph.io.delta import Lake
+from linkgraph.lake import schemas as S
+from linkgraph.lake.config import ConfigError, config_from_dict
+from linkgraph.lake.context import StepContext
+from linkgraph.lake.delta import Lake
 from linkgraph.steps import flags
-from linkgraph.steps.context import StepContext
 from steps_support import ingest_step, pagerank_step
 
 CORE = ["good.com/", "good.com/a", "good.com/b"]

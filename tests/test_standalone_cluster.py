@@ -25,9 +25,9 @@ import pytest
 import yaml
 from pyspark.testing import assertDataFrameEqual
 
-from linkgraph import schemas as S
-from linkgraph.config import LOCAL_SPARK_CONF, TINY_DATA_SPARK_CONF
-from linkgraph.packages import DELTA_PACKAGE
+from linkgraph.lake import schemas as S
+from linkgraph.lake.config import LOCAL_SPARK_CONF, TINY_DATA_SPARK_CONF
+from linkgraph.lake.packages import DELTA_PACKAGE
 from linkgraph.steps.analyze import ANALYSIS_TABLES
 from standalone_cluster import StandaloneCluster
 

@@ -117,13 +117,60 @@ def test_the_checks_see_a_cycle_and_the_package():
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": set()}) is None
     graph = import_graph()
-    assert "linkgraph.session" in graph["linkgraph.cli"]  # function-local imports count
-    assert "linkgraph.tables" in graph["linkgraph.steps.edges"]
+    assert "linkgraph.lake.session" in graph["linkgraph.cli"]  # function-local imports count
+    assert "linkgraph.lake.tables" in graph["linkgraph.inputs.edges"]
 
 
 def test_no_import_cycle():
     cycle = find_cycle(import_graph())
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+# Layers, lowest first: a module imports only from its own layer or the layers below it.
+LAYERS = (
+    ("foundation", ("linkgraph", "linkgraph.errors", "linkgraph.urls", "linkgraph.sample")),
+    ("lake", ("linkgraph.lake",)),
+    ("inputs", ("linkgraph.inputs",)),
+    ("rank", ("linkgraph.rank", "linkgraph.compress")),
+    ("graph", ("linkgraph.graph",)),
+    ("steps", ("linkgraph.steps",)),
+    ("explore", ("linkgraph.explore",)),
+    ("app", ("linkgraph.cli", "linkgraph.deploy", "linkgraph.wheel_task")),
+)
+
+
+def layer_of(module: str) -> int:
+    """The index in ``LAYERS`` of the longest prefix naming ``module`` or a package above it."""
+    best = (-1, -1)
+    for index, (_, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            if module == prefix or module.startswith(prefix + "."):
+                best = max(best, (len(prefix), index))
+    assert best[1] >= 0, f"{module} belongs to no layer of LAYERS"
+    return best[1]
+
+
+def test_every_module_sits_in_a_folder_of_its_layer():
+    flat = sorted(m for m in MODULES if m.count(".") == 1 and not _is_package(m))
+    assert flat == ["linkgraph.cli", "linkgraph.deploy", "linkgraph.errors", "linkgraph.sample", "linkgraph.urls",
+                    "linkgraph.wheel_task"], flat
+    for module in MODULES:
+        layer_of(module)
+
+
+def test_imports_point_down_the_layers():
+    upward = sorted(
+        f"{module} ({LAYERS[layer_of(module)][0]}) imports {target} ({LAYERS[layer_of(target)][0]})"
+        for module, targets in import_graph().items()
+        for target in targets
+        if layer_of(target) > layer_of(module)
+    )
+    assert not upward, "\n".join(upward)
+
+
+def test_the_layer_check_sees_an_upward_import():
+    assert layer_of("linkgraph.lake.delta") < layer_of("linkgraph.steps.reward") < layer_of("linkgraph.cli")
+    assert layer_of("linkgraph.sample") == 0 and layer_of("linkgraph") == 0
 
 
 def test_no_private_name_imported_from_another_module():
@@ -214,8 +261,8 @@ def test_step_names_are_written_once():
 
 
 def test_input_formats_the_cli_offers_are_the_readers():
-    """``linkgraph.names`` mirrors ``readers.FORMATS`` so the CLI parser imports no pyspark."""
-    from linkgraph.names import INPUT_FORMATS
-    from linkgraph.readers import FORMATS
+    """``linkgraph.lake.names`` mirrors ``readers.FORMATS`` so the CLI parser imports no pyspark."""
+    from linkgraph.inputs.readers import FORMATS
+    from linkgraph.lake.names import INPUT_FORMATS
 
     assert INPUT_FORMATS == FORMATS

@@ -7,9 +7,9 @@ from __future__ import annotations
 from pyspark.sql import Row
 from pyspark.testing import assertDataFrameEqual
 
-from linkgraph import domains as D
-from linkgraph import schemas as S
-from linkgraph import scoring as SC
+from linkgraph.graph import domains as D
+from linkgraph.graph import scoring as SC
+from linkgraph.lake import schemas as S
 
 
 def domain_links(spark, rows: list[tuple[str, str, int]]):

@@ -1,4 +1,4 @@
-"""A crawl's WAT gives the same links as its WARC (linkgraph.crawl.watlinks).
+"""A crawl's WAT gives the same links as its WARC (linkgraph.inputs.crawl.watlinks).
 
 Pages with tricky markup are written once; each becomes a WARC response record and the WAT
 metadata record Common Crawl's extractor would write for it (attribute values and anchor text as
@@ -18,9 +18,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from selectolax.lexbor import LexborHTMLParser
 
-from linkgraph.crawl.extract import ExtractSettings, warc_rows, wat_rows
-from linkgraph.crawl.warc import read_records
-from linkgraph.crawl.watlinks import unescape_attribute, wat_page
+from linkgraph.inputs.crawl.extract import ExtractSettings, warc_rows, wat_rows
+from linkgraph.inputs.crawl.warc import read_records
+from linkgraph.inputs.crawl.watlinks import unescape_attribute, wat_page
 from test_crawl import http_response, warc_record
 
 # --- decoding ----------------------------------------------------------------------------------
@@ -304,7 +304,7 @@ def test_wat_and_warc_of_the_same_pages_give_the_same_lake(spark, tmp_path):
     from pyspark.sql import functions as F
     from pyspark.testing import assertDataFrameEqual
 
-    from linkgraph.config import config_from_dict
+    from linkgraph.lake.config import config_from_dict
     from steps_support import ingest_step
 
     def ingest(name: str, data: bytes, fmt: str):

@@ -40,7 +40,7 @@ from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOpe
 from airflow.providers.databricks.operators.databricks import DatabricksSubmitRunOperator
 from airflow.sdk import DAG, Param
 
-# Must equal linkgraph.packages.DELTA_PACKAGE (the test checks); linkgraph itself is not imported here.
+# Must equal linkgraph.lake.packages.DELTA_PACKAGE (the test checks); linkgraph itself is not imported here.
 DELTA_PACKAGE = "io.delta:delta-spark_4.2_2.13:4.4.0"
 LINKGRAPH_VERSION = "0.1.0"
 

@@ -17,13 +17,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
-from linkgraph import __version__, paths
-from linkgraph import names as N
-from linkgraph.config import TINY_DATA_SPARK_CONF, Config, load_config
+from linkgraph import __version__
 from linkgraph.deploy import EMITTERS
 from linkgraph.errors import LinkgraphError, UsageError
-from linkgraph.names import INPUT_FORMATS as FORMATS  # = linkgraph.readers.FORMATS, without importing pyspark
-from linkgraph.paths import guess_format
+from linkgraph.lake import names as N
+from linkgraph.lake import paths
+from linkgraph.lake.config import TINY_DATA_SPARK_CONF, Config, load_config
+from linkgraph.lake.names import (
+    INPUT_FORMATS as FORMATS,  # = linkgraph.inputs.readers.FORMATS, without importing pyspark
+)
+from linkgraph.lake.paths import guess_format
 from linkgraph.steps.registry import (
     Registry,
     RunPlan,
@@ -36,7 +39,7 @@ from linkgraph.steps.registry import (
 )
 
 if TYPE_CHECKING:
-    from linkgraph.steps.context import StepContext
+    from linkgraph.lake.context import StepContext
 
 log = logging.getLogger("linkgraph")
 
@@ -107,7 +110,7 @@ def resolve_config(args: argparse.Namespace) -> Config:
 
 
 def _input_path(path: str, what: str = "input") -> str:
-    """A path option as Spark will read it (see ``linkgraph.paths``); a missing local path stops
+    """A path option as Spark will read it (see ``linkgraph.lake.paths``); a missing local path stops
     here, before Spark starts, a remote one is checked once the session runs."""
     uri = paths.to_uri(path)
     paths.require_local_input(uri, what)
@@ -129,8 +132,8 @@ def _check_output_parent(path: str) -> None:
 def _context(config: Config, *inputs: tuple[str | None, str]) -> StepContext:
     """The command's step context: the session (after checking each remote (input path, what)
     through Hadoop's FileSystem), the config and the lake."""
-    from linkgraph.session import get_spark
-    from linkgraph.steps.context import StepContext
+    from linkgraph.lake.context import StepContext
+    from linkgraph.lake.session import get_spark
 
     spark = get_spark(config.spark)
     for path, what in inputs:
@@ -181,7 +184,7 @@ def cmd_links(args: argparse.Namespace, config: Config) -> int:
     try:
         rows: list[Any] | None = _links_compressed_without_spark(args, config) if args.compressed else None
         if rows is None:
-            from linkgraph.steps import lookup
+            from linkgraph.explore import lookup
 
             ctx = _context(config)
             if args.compressed:
@@ -192,7 +195,7 @@ def cmd_links(args: argparse.Namespace, config: Config) -> int:
         raise UsageError(str(exc)) from None
     for row in rows[: args.limit]:
         if args.direction == "anchors":
-            from linkgraph import schemas as S
+            from linkgraph.lake import schemas as S
 
             context = f"\t{row[S.EXAMPLE_CONTEXT]}" if row[S.EXAMPLE_CONTEXT] else ""
             print(f"{row[S.LINKS_COUNT]}\t{row[S.LINKING_DOMAINS]}\t{row[S.ANCHOR]}{context}")
@@ -204,7 +207,7 @@ def cmd_links(args: argparse.Namespace, config: Config) -> int:
 
 
 def _frontier_export_columns() -> tuple[str, ...]:
-    from linkgraph import schemas as S
+    from linkgraph.lake import schemas as S
 
     return ("position", S.URL, S.PRIORITY, "priority_source", S.SEED_SCORE, S.SCOPE_SCORE, S.HOP_DEPTH,
             "domain_affinity", S.PAGE_ID, S.RUN_ID)
@@ -215,7 +218,7 @@ def cmd_frontier(args: argparse.Namespace, config: Config) -> int:
     import io
     import json
 
-    from linkgraph.steps import lookup
+    from linkgraph.explore import lookup
 
     if args.top <= 0:
         raise UsageError("--top must be positive")
@@ -299,7 +302,7 @@ def _active_session():
     thread of a process with a session does not own that session, nor its checkpoints."""
     if "pyspark.sql" not in sys.modules:
         return None
-    from linkgraph.session import existing_session
+    from linkgraph.lake.session import existing_session
 
     return existing_session()
 
@@ -352,7 +355,7 @@ def main(argv: list[str] | None = None, registry: Registry | None = None) -> int
         # a session this command started ends with it: its checkpoints are no use to anyone after
         session = _active_session() if owns_session else None
         if session is not None:
-            from linkgraph.session import clean_checkpoints
+            from linkgraph.lake.session import clean_checkpoints
 
             clean_checkpoints(session)
 

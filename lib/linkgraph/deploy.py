@@ -17,7 +17,7 @@ from importlib import resources
 from typing import TYPE_CHECKING
 
 from linkgraph import __version__
-from linkgraph.packages import DELTA_PACKAGE
+from linkgraph.lake.packages import DELTA_PACKAGE
 
 if TYPE_CHECKING:
     from linkgraph.steps.registry import Registry

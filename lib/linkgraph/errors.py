@@ -4,8 +4,8 @@ Each class carries the exit code ``linkgraph`` ends with when it stops a command
 (``exit_code_of``): ``UsageError`` and its subclasses are problems with what the command was given
 (config, input, lake state, flags) and exit with 2, nothing written; every other project error
 (conflicts with concurrent writers, unreadable data) exits with 1 after one line naming it.  Several
-classes are also importable from the modules that use them (``linkgraph.config.ConfigError``,
-``linkgraph.readers.InputSchemaError``, ``linkgraph.steps.scores.ScoresError``, ...).
+classes are also importable from the modules that use them (``linkgraph.lake.config.ConfigError``,
+``linkgraph.inputs.readers.InputSchemaError``, ``linkgraph.steps.scores.ScoresError``, ...).
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ class UnreadableDataError(LinkgraphError, RuntimeError):
     tables it committed and that a re-run completes it (exit 1, one line)."""
 
 
-# --- conflicts a step retries (linkgraph.reliability) -------------------------------------------------
+# --- conflicts a step retries (linkgraph.lake.reliability) -------------------------------------------------
 
 class ConcurrentPageIdException(LinkgraphError, RuntimeError):
     """Another ingest committed new pages between this one numbering its new pages and committing

@@ -53,7 +53,7 @@ Deliberately bad edge records (about 1% of all), with the reason a validator sho
   stream; they merge into the link of the record they copy.
 * ``OVERSIZED_FIELD``: one link-farm anchor text longer than ``OVERSIZED_ANCHOR_CHARS``.
 
-``SampleCrawl.expected_rejects`` counts them by reason (the ``linkgraph.schemas.Reason`` codes;
+``SampleCrawl.expected_rejects`` counts them by reason (the ``linkgraph.lake.schemas.Reason`` codes;
 ``linkgraph.urls.canonicalize`` gives exactly these for the URL ones).  Every other record is
 valid, and no two of them share (canonical from_url, canonical to_url).
 """
@@ -83,7 +83,7 @@ EDGE_KEYS = (
     "discovered_at",
     "last_seen_at",
 )
-# the reasons of the deliberately bad records, as in ``linkgraph.schemas.Reason``
+# the reasons of the deliberately bad records, as in ``linkgraph.lake.schemas.Reason``
 REJECT_REASONS = (
     "UNSUPPORTED_SCHEME",
     "MALFORMED_URL",

@@ -2,7 +2,7 @@
 
 ``canonicalize`` applies RFC 3986 §6 syntax-based normalisation plus common crawler practice, and
 either returns a canonical ``http``/``https`` URL with its host and registered domain, or a reject
-reason code (the same strings as ``linkgraph.schemas.Reason``) and a human-readable detail.
+reason code (the same strings as ``linkgraph.lake.schemas.Reason``) and a human-readable detail.
 
 Invariants of a canonical URL ``u`` (``canonicalize(x).url`` when not ``None``):
 
@@ -47,7 +47,7 @@ __all__ = [
     "CANONICAL_COLUMNS",
 ]
 
-# Reason codes; identical to ``linkgraph.schemas.Reason`` (not imported: that module needs pyspark).
+# Reason codes; identical to ``linkgraph.lake.schemas.Reason`` (not imported: that module needs pyspark).
 NULL_FIELD = "NULL_FIELD"
 MALFORMED_URL = "MALFORMED_URL"
 UNSUPPORTED_SCHEME = "UNSUPPORTED_SCHEME"

@@ -4,7 +4,7 @@ link graphs, built in blocks on Spark (``linkgraph compress``) and queried in me
 
 Importing this package does not compile anything; numba compiles each kernel on first use and
 caches it next to the sources.  Its names are imported on first use, so a single-page lookup
-(``linkgraph.compress.lazy``, ``linkgraph.compress.pages``) never imports ``linkgraph.schemas`` or
+(``linkgraph.compress.lazy``, ``linkgraph.compress.pages``) never imports ``linkgraph.lake.schemas`` or
 pyspark.
 """
 

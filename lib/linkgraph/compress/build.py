@@ -23,9 +23,9 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructField, StructType
 
-from linkgraph import schemas as S
-from linkgraph.config import CompressConfig
-from linkgraph.ids import host_order
+from linkgraph.lake import schemas as S
+from linkgraph.lake.config import CompressConfig
+from linkgraph.lake.ids import host_order
 
 # Page ids the codec accepts: gaps of 2**62 and more would overflow its 64-bit codes.
 MAX_PAGE_ID = (1 << 62) - 1

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from linkgraph import schemas as S
 from linkgraph.compress import bits as B
 from linkgraph.compress.bv import BVParams, encode_block
 from linkgraph.compress.graph import CompressedGraph
@@ -29,6 +28,7 @@ from linkgraph.compress.lazy import LazyConnectivityIndex
 from linkgraph.compress.order import VertexOrder
 from linkgraph.compress.webgraph import write_bvgraph
 from linkgraph.errors import CompressedIndexError, CompressedTableMissing
+from linkgraph.lake import schemas as S
 
 _EMPTY = np.empty(0, dtype=np.int64)
 
@@ -132,7 +132,7 @@ class ConnectivityIndex:
         """The compressed tables of a lake opened lazily (one block read per page asked about):
         ``source`` a lake directory or a path-based ``Lake``; a catalog ``Lake`` is loaded in full
         through Spark."""
-        from linkgraph.io.delta import Lake
+        from linkgraph.lake.delta import Lake
 
         if isinstance(source, Lake):
             if source.uses_catalog:
@@ -145,7 +145,7 @@ class ConnectivityIndex:
     @classmethod
     def load(cls, source) -> ConnectivityIndex:
         """Load the compressed tables of a lake: ``source`` a lake directory (read without
-        Spark) or a ``linkgraph.io.delta.Lake``."""
+        Spark) or a ``linkgraph.lake.delta.Lake``."""
         tables = {
             name: _read_table(source, name).to_pydict()
             for name in (S.LINKS_COMPRESSED_FORWARD_TABLE, S.LINKS_COMPRESSED_REVERSE_TABLE,
@@ -192,7 +192,7 @@ class ConnectivityIndex:
 
 def _read_table(source, table: str):
     """A lake table as a pyarrow Table."""
-    from linkgraph.io.delta import Lake
+    from linkgraph.lake.delta import Lake
 
     if isinstance(source, Lake):
         if not source.exists(table):
@@ -201,7 +201,7 @@ def _read_table(source, table: str):
     from deltalake import DeltaTable
     from deltalake.exceptions import TableNotFoundError
 
-    from linkgraph.paths import table_location
+    from linkgraph.lake.paths import table_location
 
     path = table_location(str(source), table)
     try:

@@ -22,13 +22,13 @@ from urllib.parse import unquote, urlparse
 
 import numpy as np
 
-from linkgraph import names as S
 from linkgraph.compress import bits as B
 from linkgraph.compress.bv import BVParams
 from linkgraph.compress.graph import CompressedGraph
 from linkgraph.compress.order import LazyVertexOrder
 from linkgraph.errors import CompressedIndexError, CompressedTableMissing
-from linkgraph.paths import table_location
+from linkgraph.lake import names as S
+from linkgraph.lake.paths import table_location
 
 _EMPTY = np.empty(0, dtype=np.int64)
 _ORDER = "order"   # the key of links_compressed_order among the tables a LazyConnectivityIndex reads

@@ -15,9 +15,9 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from linkgraph import names as S
 from linkgraph.compress import bits as B
 from linkgraph.errors import CompressedIndexError
+from linkgraph.lake import names as S
 
 _EMPTY = np.empty(0, dtype=np.int64)
 

@@ -15,10 +15,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from linkgraph import names as N
-from linkgraph import paths
 from linkgraph.compress.lazy import DeltaFiles, LazyConnectivityIndex, read_rows
 from linkgraph.errors import CompressedTableMissing, MissingTableError
+from linkgraph.lake import names as N
+from linkgraph.lake import paths
 from linkgraph.urls import canonicalize, url_key
 
 
@@ -58,7 +58,7 @@ class PageDirectory:
 
     def page_id(self, url: str) -> int:
         """The page id of ``url`` canonicalised like ingest; ``LookupError`` when malformed or
-        unknown (the messages of ``linkgraph.steps.lookup.page_id_of``).
+        unknown (the messages of ``linkgraph.explore.lookup.page_id_of``).
 
         The files read first are those whose statistics admit both the URL and its ``url_key``:
         ingest numbers pages in ``url_key`` order and clusters ``pages`` by id, so a file's keys
@@ -100,7 +100,7 @@ class PageDirectory:
 
 
 def links_compressed(lake_root: str, direction: str, url: str, limit: int) -> list[dict]:
-    """``out``/``in`` neighbours of one page as ``linkgraph.steps.lookup.links_compressed`` gives
+    """``out``/``in`` neighbours of one page as ``linkgraph.explore.lookup.links_compressed`` gives
     them (the first ``limit`` in url_key order, dicts of url and page_id in id order), read without
     Spark: the page's ``pages`` file(s), then its order chunk, one block and its offsets and the
     order chunks of those ``limit`` (``LazyConnectivityIndex``), then the files holding the

@@ -66,8 +66,8 @@ from pyspark.sql.types import (
     StructType,
 )
 
+from linkgraph.lake.schemas import RANK, VECTOR_ID
 from linkgraph.rank.graph import DST, SRC, VERTEX, WEIGHT, RankGraph
-from linkgraph.schemas import RANK, VECTOR_ID
 
 log = logging.getLogger(__name__)
 

@@ -16,10 +16,10 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from linkgraph.errors import GraphFramesUnavailable
-from linkgraph.packages import GRAPHFRAMES_PACKAGE
+from linkgraph.lake.packages import GRAPHFRAMES_PACKAGE
+from linkgraph.lake.schemas import RANK, VECTOR_ID
 from linkgraph.rank.engine import IterationStat, RankParams, RankResult
 from linkgraph.rank.graph import DST, SRC, VERTEX, RankGraph
-from linkgraph.schemas import RANK, VECTOR_ID
 
 
 def graphframes_pagerank(

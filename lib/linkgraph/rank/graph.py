@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from linkgraph import schemas as S
-from linkgraph.ids import host_order, number_in_order
-from linkgraph.rows import one_row
+from linkgraph.lake import schemas as S
+from linkgraph.lake.ids import host_order, number_in_order
+from linkgraph.lake.rows import one_row
 
 VERTEX = "vertex"
 SRC, DST = "src", "dst"

@@ -43,7 +43,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import BinaryType, DoubleType, IntegerType, LongType, StructField, StructType
 
-from linkgraph.rows import one_row
+from linkgraph.lake.rows import one_row
 
 log = logging.getLogger(__name__)
 

@@ -12,10 +12,10 @@ from collections.abc import Callable
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from linkgraph.lake.rows import one_row
+from linkgraph.lake.schemas import RANK, VECTOR_ID
 from linkgraph.rank.engine import IterationStat, RankParams, RankResult, transition_weights
 from linkgraph.rank.graph import DST, SRC, VERTEX, RankGraph
-from linkgraph.rows import one_row
-from linkgraph.schemas import RANK, VECTOR_ID
 
 
 def naive_pagerank(

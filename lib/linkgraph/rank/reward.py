@@ -38,11 +38,11 @@ from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from linkgraph import schemas as S
-from linkgraph.config import TermRule
+from linkgraph.lake import schemas as S
+from linkgraph.lake.config import TermRule
+from linkgraph.lake.rows import one_row
 from linkgraph.rank.spread import BLOCK_SIZE, BlockRounds
 from linkgraph.rank.spread import TOTALS as BLOCK_TOTALS
-from linkgraph.rows import one_row
 
 WEIGHT = "weight"
 NEIGHBOUR_ID = "neighbour_id"

@@ -36,7 +36,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import BinaryType, DoubleType, IntegerType, StructField, StructType
 
-from linkgraph import schemas as S
+from linkgraph.lake import schemas as S
 from linkgraph.rank.graph import VERTEX, vertex_index
 
 BLOCK, SB, DB = "block", "sb", "db"

@@ -7,9 +7,9 @@ import logging
 import numpy as np
 from pyspark.sql import functions as F
 
-from linkgraph.io.delta import Lake
+from linkgraph.lake.delta import Lake
+from linkgraph.lake.schemas import RANK_STATE
 from linkgraph.rank.engine import BLOCK, StateStore
-from linkgraph.schemas import RANK_STATE
 
 log = logging.getLogger(__name__)
 

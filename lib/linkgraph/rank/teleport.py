@@ -13,11 +13,11 @@ import re
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from linkgraph import schemas as S
 from linkgraph.errors import EmptyTeleportError
+from linkgraph.lake import schemas as S
+from linkgraph.lake.rows import one_row
+from linkgraph.lake.schemas import VECTOR_ID
 from linkgraph.rank.graph import VERTEX
-from linkgraph.rows import one_row
-from linkgraph.schemas import VECTOR_ID
 from linkgraph.urls import canonicalize
 
 

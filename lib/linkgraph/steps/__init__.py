@@ -3,7 +3,7 @@
 Each step module declares its ``STEP``: name, help, parameters dataclass, tables read and
 written, the steps it runs after, and ``run(ctx, params) -> Report``, which reads pinned table
 versions, applies the pure transforms of the domain modules and writes through
-``linkgraph.tables``.  The CLI, ``linkgraph run``'s order, the Airflow DAG, the Databricks bundle
+``linkgraph.lake.tables``.  The CLI, ``linkgraph run``'s order, the Airflow DAG, the Databricks bundle
 and notebook 01 are derived from the registry.  This package's ``__init__`` imports none of its
 modules: importing one step loads only what that step needs.
 """

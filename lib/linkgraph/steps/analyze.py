@@ -19,17 +19,17 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from linkgraph import domains as D
-from linkgraph import indexes as X
-from linkgraph import schemas as S
-from linkgraph.config import Config
-from linkgraph.ids import new_run_id
-from linkgraph.io.delta import Lake
+from linkgraph.graph import domains as D
+from linkgraph.graph import indexes as X
+from linkgraph.lake import schemas as S
+from linkgraph.lake.config import Config
+from linkgraph.lake.context import Report, StepContext
+from linkgraph.lake.delta import Lake
+from linkgraph.lake.ids import new_run_id
+from linkgraph.lake.tables import by_page_id
 from linkgraph.rank.engine import BlockEngine, RankParams
 from linkgraph.rank.graph import VERTEX
-from linkgraph.steps.context import Report, StepContext
 from linkgraph.steps.registry import NoParams, Step, no_params
-from linkgraph.tables import by_page_id
 
 log = logging.getLogger(__name__)
 

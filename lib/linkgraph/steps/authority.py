@@ -8,11 +8,11 @@ from dataclasses import dataclass
 
 from pyspark.sql import functions as F
 
-from linkgraph import schemas as S
-from linkgraph import tables as T
-from linkgraph.authority import read_external_authority
 from linkgraph.errors import InputSchemaError
-from linkgraph.steps.context import Report, StepContext
+from linkgraph.inputs.authority import read_external_authority
+from linkgraph.lake import schemas as S
+from linkgraph.lake import tables as T
+from linkgraph.lake.context import Report, StepContext
 from linkgraph.steps.registry import Step, option
 
 log = logging.getLogger(__name__)

@@ -1,6 +1,6 @@
 """``linkgraph centrality --level host|domain|page``: harmonic centrality (HyperBall,
 ``linkgraph.rank.hyperball``) and PageRank of the host, domain or page graph
-(``linkgraph.levelgraph``) into ``host_centrality`` / ``domain_centrality`` / ``page_centrality``
+(``linkgraph.graph.levelgraph``) into ``host_centrality`` / ``domain_centrality`` / ``page_centrality``
 (overwrite, one run) and ``centrality_runs`` (append: parameters, iterations and the per-iteration
 history, as ``rank_runs``).
 
@@ -18,14 +18,14 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from linkgraph import schemas as S
 from linkgraph.errors import UsageError
-from linkgraph.ids import number_in_order
-from linkgraph.levelgraph import DST, NAME, NODE_ID, SRC, level_graph, required_tables
+from linkgraph.graph.levelgraph import DST, NAME, NODE_ID, SRC, level_graph, required_tables
+from linkgraph.lake import schemas as S
+from linkgraph.lake.context import Report, StepContext
+from linkgraph.lake.ids import number_in_order
 from linkgraph.rank.engine import BlockEngine, RankParams
 from linkgraph.rank.graph import VERTEX, RankGraph
 from linkgraph.rank.hyperball import BallStep, HyperBall, relative_standard_error
-from linkgraph.steps.context import Report, StepContext
 from linkgraph.steps.registry import Step, option
 
 log = logging.getLogger(__name__)

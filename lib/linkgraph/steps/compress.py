@@ -23,12 +23,12 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from linkgraph import schemas as S
-from linkgraph import tables as T
 from linkgraph.compress import build as CB
-from linkgraph.io.delta import Lake
-from linkgraph.rows import one_row
-from linkgraph.steps.context import Report, StepContext
+from linkgraph.lake import schemas as S
+from linkgraph.lake import tables as T
+from linkgraph.lake.context import Report, StepContext
+from linkgraph.lake.delta import Lake
+from linkgraph.lake.rows import one_row
 from linkgraph.steps.registry import NoParams, Step, no_params
 
 log = logging.getLogger(__name__)

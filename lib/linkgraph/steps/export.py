@@ -5,7 +5,7 @@ Written into ``DIR`` (created if missing), every text file gzip-compressed, tab-
 
 * ``vertices.txt.gz``: ``id<TAB>reversed name`` (domain graphs add ``<TAB>hosts``), ids dense from
   0 in the order of the reversed names, as Common Crawl publishes them
-  (``linkgraph.levelgraph``);
+  (``linkgraph.graph.levelgraph``);
 * ``ccgraph``: ``edges.txt.gz``: ``src_id<TAB>dst_id``, sorted, one line per linked pair of
   distinct nodes (what ``linkgraph ingest --format ccgraph`` reads back);
 * ``webgraph``: ``<level>.graph`` / ``.offsets`` / ``.properties``, a BVGraph of the same ids
@@ -27,16 +27,16 @@ from pathlib import Path
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from linkgraph import paths
-from linkgraph import schemas as S
 from linkgraph.compress import bits as B
 from linkgraph.compress.build import arcs_by_block, encode_blocks
 from linkgraph.compress.bv import BVParams
 from linkgraph.compress.graph import CompressedGraph
 from linkgraph.compress.webgraph import write_bvgraph
 from linkgraph.errors import UsageError
-from linkgraph.levelgraph import DST, NAME, NODE_ID, SRC, LevelGraph, level_graph, required_tables
-from linkgraph.steps.context import Report, StepContext
+from linkgraph.graph.levelgraph import DST, NAME, NODE_ID, SRC, LevelGraph, level_graph, required_tables
+from linkgraph.lake import paths
+from linkgraph.lake import schemas as S
+from linkgraph.lake.context import Report, StepContext
 from linkgraph.steps.registry import Step, option
 
 log = logging.getLogger(__name__)

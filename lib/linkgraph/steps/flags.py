@@ -4,7 +4,7 @@ the run's rows are replaced in one commit, and nothing is written when they alre
 current inputs.
 
 When the rank run has a trust vector (``scores.trusted_seeds``), the pages also get their spam
-mass (``linkgraph.spam``) and ``domains`` is rewritten once with the per-domain sums and mass
+mass (``linkgraph.graph.spam``) and ``domains`` is rewritten once with the per-domain sums and mass
 (keeping the analysis' ``built_from``, so ``analyze`` still finds itself up to date)."""
 
 from __future__ import annotations
@@ -16,15 +16,15 @@ from dataclasses import dataclass
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from linkgraph import domains as D
-from linkgraph import schemas as S
-from linkgraph import spam as SP
-from linkgraph.config import Config
-from linkgraph.io.delta import Lake
-from linkgraph.rows import one_row
-from linkgraph.steps.context import Report, StepContext
+from linkgraph.graph import domains as D
+from linkgraph.graph import spam as SP
+from linkgraph.lake import schemas as S
+from linkgraph.lake.config import Config
+from linkgraph.lake.context import Report, StepContext
+from linkgraph.lake.delta import Lake
+from linkgraph.lake.rows import one_row
+from linkgraph.lake.tables import latest_rank_run_id, replace_run
 from linkgraph.steps.registry import NoParams, Step, no_params
-from linkgraph.tables import latest_rank_run_id, replace_run
 
 log = logging.getLogger(__name__)
 

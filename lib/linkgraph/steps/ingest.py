@@ -8,7 +8,7 @@ MERGEs) stops it with ``UnreadableDataError``, whose message names the table and
 committed before (``pages`` is committed before ``links`` is read); the step is idempotent, so a
 re-run once the file is readable again completes it.  When a
 concurrent job commits to one of the tables first, the whole step is re-run (it is idempotent) up
-to ``reliability.conflict_attempts`` times, see ``linkgraph.reliability``.
+to ``reliability.conflict_attempts`` times, see ``linkgraph.lake.reliability``.
 """
 
 from __future__ import annotations
@@ -17,17 +17,17 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from linkgraph import readers
-from linkgraph import schemas as S
-from linkgraph.config import Config
 from linkgraph.errors import UnreadableDataError
-from linkgraph.io.delta import Lake
-from linkgraph.names import INPUT_FORMATS
-from linkgraph.paths import display, guess_format, local_path, qualify
-from linkgraph.reliability import raise_if_created_concurrently, retry_on_conflict, unreadable_input
-from linkgraph.steps import crawl
-from linkgraph.steps.context import StepContext
-from linkgraph.steps.edges import IngestReport, ingest_arcs, ingest_edges
+from linkgraph.inputs import readers
+from linkgraph.inputs.crawl import load as crawl
+from linkgraph.inputs.edges import IngestReport, ingest_arcs, ingest_edges
+from linkgraph.lake import schemas as S
+from linkgraph.lake.config import Config
+from linkgraph.lake.context import StepContext
+from linkgraph.lake.delta import Lake
+from linkgraph.lake.names import INPUT_FORMATS
+from linkgraph.lake.paths import display, guess_format, local_path, qualify
+from linkgraph.lake.reliability import raise_if_created_concurrently, retry_on_conflict, unreadable_input
 from linkgraph.steps.registry import RunPlan, Step, Task, option
 
 log = logging.getLogger(__name__)

@@ -4,7 +4,7 @@ damping, tolerance, cap and checkpointing.
 
 A uniform run with ``scores.trusted_seeds`` (fast engine) computes two vectors in one pass:
 vector 0 the PageRank, vector 1 the PageRank personalised on the trusted pages (TrustRank; both
-sum to 1; ``linkgraph.spam``)."""
+sum to 1; ``linkgraph.graph.spam``)."""
 
 from __future__ import annotations
 
@@ -16,18 +16,18 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from linkgraph import readers
-from linkgraph import schemas as S
-from linkgraph.config import Config
 from linkgraph.errors import EmptyTeleportError, MissingTableError
-from linkgraph.io.delta import Lake
+from linkgraph.inputs import readers
+from linkgraph.lake import schemas as S
+from linkgraph.lake.config import Config
+from linkgraph.lake.context import Report, StepContext
+from linkgraph.lake.delta import Lake
 from linkgraph.rank import teleport as T
 from linkgraph.rank.engine import BlockEngine, IterationStat, RankParams, RankResult
 from linkgraph.rank.gf import graphframes_pagerank
 from linkgraph.rank.graph import VERTEX, RankGraph, build_rank_graph
 from linkgraph.rank.naive import naive_pagerank
 from linkgraph.rank.state import DeltaStateStore
-from linkgraph.steps.context import Report, StepContext
 from linkgraph.steps.registry import RunPlan, Step, Task, comma_groups, option
 from linkgraph.urls import canonical_seed_urls
 

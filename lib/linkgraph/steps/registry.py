@@ -23,11 +23,11 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from linkgraph.config import Config
 from linkgraph.errors import UsageError
+from linkgraph.lake.config import Config
 
 if TYPE_CHECKING:
-    from linkgraph.steps.context import Report, StepContext
+    from linkgraph.lake.context import Report, StepContext
 
 P = TypeVar("P")
 

@@ -1,7 +1,7 @@
 """``linkgraph reward``: page-signals input, the reward rounds, the prune and its undo.
 
 Read (config, pinned table versions) -> ``linkgraph.rank.reward`` transforms -> Delta writes.
-Tables written (schemas in ``linkgraph.schemas``): ``page_signals``
+Tables written (schemas in ``linkgraph.lake.schemas``): ``page_signals``
 (MERGE by url), ``reward_scores`` (replaced by each run), ``feeds`` (MERGE by feed_url),
 ``reward_runs`` (rows appended per round), ``pruned_pages`` (rows appended per prune), and the
 deletes of a prune from ``links`` and ``pages``.
@@ -23,7 +23,7 @@ such that every committed state is consistent and a killed run heals on the next
 8. ``links`` DELETE again of links to a pruned page that is gone now: links an ingest committed
    between the read of step 0 and the pages DELETE (usually nothing, and no commit).  An ingest
    that resolved its links before the pages DELETE and commits them after it finds its pages
-   gone and re-runs (``linkgraph.reliability.check_pages_still_there``).  Each DELETE is retried
+   gone and re-runs (``linkgraph.lake.reliability.check_pages_still_there``).  Each DELETE is retried
    on a Delta conflict (``reliability.conflict_attempts``).
 
 0. Before all of these, the run records itself in ``step_runs``: its run id, start time and the
@@ -56,17 +56,17 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from linkgraph import schemas as S
-from linkgraph import signals as SG
-from linkgraph import tables as T
 from linkgraph import urls
-from linkgraph.config import Config
 from linkgraph.errors import ConfigError, PruneNotFound, UsageError
-from linkgraph.io.delta import Lake
+from linkgraph.inputs import signals as SG
+from linkgraph.lake import schemas as S
+from linkgraph.lake import tables as T
+from linkgraph.lake.config import Config
+from linkgraph.lake.context import Report, StepContext, reasons_text
+from linkgraph.lake.delta import Lake
+from linkgraph.lake.reliability import retry_on_conflict
+from linkgraph.lake.rows import one_row
 from linkgraph.rank import reward as R
-from linkgraph.reliability import retry_on_conflict
-from linkgraph.rows import one_row
-from linkgraph.steps.context import Report, StepContext, reasons_text
 from linkgraph.steps.registry import RunPlan, Step, Task, comma_groups, option
 
 log = logging.getLogger(__name__)

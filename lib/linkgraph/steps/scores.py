@@ -17,18 +17,18 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from linkgraph import domains as D
-from linkgraph import schemas as S
-from linkgraph import scoring as SC
-from linkgraph.config import Config
 from linkgraph.errors import ScoresError
-from linkgraph.ids import number_in_order
-from linkgraph.io.delta import Lake
-from linkgraph.rows import one_row
+from linkgraph.graph import domains as D
+from linkgraph.graph import scoring as SC
+from linkgraph.lake import schemas as S
+from linkgraph.lake.config import Config
+from linkgraph.lake.context import Report, StepContext
+from linkgraph.lake.delta import Lake
+from linkgraph.lake.ids import number_in_order
+from linkgraph.lake.rows import one_row
+from linkgraph.lake.tables import latest_rank_run_id, replace_run
 from linkgraph.steps import flags
-from linkgraph.steps.context import Report, StepContext
 from linkgraph.steps.registry import RunPlan, Step, option
-from linkgraph.tables import latest_rank_run_id, replace_run
 from linkgraph.urls import CanonicalUrl, canonical_seed_urls, reverse_host
 
 log = logging.getLogger(__name__)

@@ -12,11 +12,11 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from linkgraph import schemas as S
-from linkgraph import sitemaps as SM
-from linkgraph import tables as T
-from linkgraph.config import Config
-from linkgraph.steps.context import Report, StepContext, reasons_text
+from linkgraph.inputs import sitemaps as SM
+from linkgraph.lake import schemas as S
+from linkgraph.lake import tables as T
+from linkgraph.lake.config import Config
+from linkgraph.lake.context import Report, StepContext, reasons_text
 from linkgraph.steps.registry import RunPlan, Step, option
 
 log = logging.getLogger(__name__)

@@ -1,0 +1,400 @@
+"""Delta Lake I/O: the only module that reads or writes tables.
+
+A ``Lake`` names tables either as paths (``<lake>/<table>``) or as catalog tables
+(``[catalog.]schema.<table>``).  Writes are Delta transactions: an upsert is one ``MERGE``, a
+replacement one ``overwrite`` commit, so a job killed midway leaves the previous version intact.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import time
+from dataclasses import dataclass
+
+from delta.tables import DeltaTable
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
+
+from linkgraph.lake.config import LakeConfig
+from linkgraph.errors import MissingTableError
+from linkgraph.lake.paths import lake_root, table_location
+from linkgraph.lake.rows import one_row
+
+log = logging.getLogger(__name__)
+
+# Tables created with ``cluster_by`` get liquid clustering and deletion vectors: a MERGE, UPDATE or
+# DELETE then marks changed rows in a deletion vector instead of rewriting every file that holds one.
+DELETION_VECTORS = {"delta.enableDeletionVectors": "true"}
+
+# A MERGE's key-range predicate has at most this many ranges (more: the smallest gaps are closed).
+MAX_KEY_RANGES = 64
+
+
+# --- test hook: a crash right after a commit --------------------------------------------------------
+
+CRASH_AFTER_COMMITS = "LINKGRAPH_CRASH_AFTER_COMMITS"
+
+
+class SimulatedCrash(BaseException):
+    """Raised by the crash hook in ``raise`` mode.  A ``BaseException``, so no ``except Exception``
+    on its way out (conflict retries, the CLI's error handler) turns it into anything else."""
+
+
+class CrashHook:
+    """Test-only: with ``LINKGRAPH_CRASH_AFTER_COMMITS`` set, the process counts the Delta commits
+    it makes (every write of ``Lake`` that created a table version, but a MERGE that changed no
+    row: the table is as before it) and right after the N-th one (value ``N``), or after the first
+    commit to a table (value: the table's name), SIGKILLs its own process group (driver, its JVM,
+    Python workers: a job started in a session of its own), leaving exactly the commits made so
+    far.  A ``:raise`` suffix raises ``SimulatedCrash`` instead, for in-process tests: only
+    ``finally`` blocks run on its way out, and none of them writes to a table, so the lake is what
+    a SIGKILL at that point would leave.  Unset (always, outside tests): nothing is counted."""
+
+    def __init__(self) -> None:
+        self.commits = 0
+        self.tables: list[str] = []
+
+    def reset(self) -> None:
+        self.commits, self.tables = 0, []
+
+    def committed(self, table: str) -> None:
+        setting = os.environ.get(CRASH_AFTER_COMMITS)
+        if not setting:
+            return
+        self.commits += 1
+        self.tables.append(table)
+        target, _, mode = setting.partition(":")
+        if (self.commits < int(target)) if target.isdigit() else (table != target):
+            return
+        log.warning("crash hook: stopping after commit %d (%s)", self.commits, table)
+        if mode == "raise":
+            self.commits = 0   # the next attempt counts its own commits; ``tables`` keeps them all
+            raise SimulatedCrash(f"simulated crash after commit to {table}")
+        os.killpg(os.getpgrp(), signal.SIGKILL)
+
+
+CRASH_HOOK = CrashHook()
+
+
+@dataclass(frozen=True)
+class MergeMetrics:
+    """Rows a MERGE inserted, updated and deleted, and the table version it committed (None
+    when it changed no row)."""
+    inserted: int
+    updated: int
+    deleted: int
+    version: int | None
+
+
+# what creating a table fails with while another job is creating it (its first commit not yet written)
+CREATED_CONCURRENTLY_ERRORS = ("DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION", "DELTA_TABLE_NOT_FOUND")
+# what loading such a table fails with until that commit is written
+NOT_YET_A_TABLE_ERRORS = ("DELTA_TABLE_NOT_FOUND", "DELTA_MISSING_DELTA_TABLE")
+
+NOTHING_MERGED = MergeMetrics(inserted=0, updated=0, deleted=0, version=None)
+
+
+class Lake:
+    # how long a create that met another job's half-created table waits for its first commit
+    CREATION_WAIT_SECONDS = 30.0
+
+    def __init__(self, spark: SparkSession, lake_config: LakeConfig):
+        self.spark = spark
+        self.config = lake_config
+        # (table, version or None when not looked up) of every commit made through this object,
+        # in order: what a step that stops half-way had committed
+        self.commits: list[tuple[str, int | None]] = []
+
+    def _committed(self, table: str, version: int | None = None) -> None:
+        self.commits.append((table, version))
+        CRASH_HOOK.committed(table)
+
+    @property
+    def root(self) -> str:
+        """The lake directory as Spark sees it: a relative ``lake.path`` resolved against the
+        working directory to a ``file://`` URI, an absolute path or a URI as written."""
+        return lake_root(self.config.path)
+
+    @property
+    def uses_catalog(self) -> bool:
+        return self.config.schema is not None
+
+    def location(self, table: str) -> str:
+        """The path or fully qualified name of ``table``."""
+        return table_location(self.config.path, table, self.config.catalog, self.config.schema)
+
+    def exists(self, table: str) -> bool:
+        """True when ``table`` is a Delta table with at least one commit.  ``isDeltaTable``
+        answers from the session's cached log of the path, which only loading the table
+        refreshes: a table another job created after this session first looked reads as missing
+        there, so a "no" is checked by loading the table."""
+        if self.uses_catalog:
+            return self.spark.catalog.tableExists(self.location(table))
+        return DeltaTable.isDeltaTable(self.spark, self.location(table)) or self._loads(table)
+
+    def _loads(self, table: str) -> bool:
+        try:
+            self.delta_table(table)
+        except Exception as exc:
+            if any(code in str(exc) for code in NOT_YET_A_TABLE_ERRORS):
+                return False
+            raise
+        return True
+
+    def delta_table(self, table: str) -> DeltaTable:
+        if self.uses_catalog:
+            return DeltaTable.forName(self.spark, self.location(table))
+        return DeltaTable.forPath(self.spark, self.location(table))
+
+    def require(self, *tables: str) -> None:
+        """Stop with ``MissingTableError`` (an ``InputSchemaError``) naming the first of ``tables`` the lake
+        does not hold."""
+        for table in tables:
+            if not self.exists(table):
+                raise MissingTableError(f"table '{table}' not found in lake {self.root}: run ingest first")
+
+    def read(self, table: str) -> DataFrame:
+        if self.uses_catalog:
+            return self.spark.read.table(self.location(table))
+        return self.spark.read.format("delta").load(self.location(table))
+
+    def read_or_empty(self, table: str, schema: StructType) -> DataFrame:
+        if self.exists(table):
+            return self.read(table)
+        return self.spark.createDataFrame([], schema)
+
+    def current_version(self, table: str) -> int:
+        """The latest Delta version of a table the lake holds (``MissingTableError`` otherwise)."""
+        self.require(table)
+        return int(one_row(self.delta_table(table).history(1).select("version"))["version"])
+
+    def version(self, table: str) -> int | None:
+        if not self.exists(table):
+            return None
+        return one_row(self.delta_table(table).history(1).select("version"))["version"]
+
+    def ensure(self, table: str, schema: StructType, cluster_by: list[str] | None = None) -> None:
+        """Create ``table`` empty with ``schema`` unless it exists (a no-op commit is avoided);
+        with ``cluster_by``, liquid-clustered by those columns and with deletion vectors on."""
+        if self.exists(table):
+            return
+        builder = DeltaTable.createIfNotExists(self.spark).addColumns(schema)
+        if cluster_by:
+            builder = builder.clusterBy(*cluster_by)
+            for key, value in DELETION_VECTORS.items():
+                builder = builder.property(key, value)
+        location = self.location(table)
+        builder = builder.tableName(location) if self.uses_catalog else builder.location(location)
+        try:
+            builder.execute()
+        except Exception as exc:
+            if not self._created_concurrently(table, exc):
+                raise
+            return
+        self._committed(table, 0)
+        log.info("created Delta table %s", self.location(table))
+
+    def _created_concurrently(self, table: str, exc: Exception) -> bool:
+        """True when creating ``table`` failed because another job was creating it at the same
+        moment and its first commit appears within ``CREATION_WAIT_SECONDS``.  The other job's
+        ``_delta_log`` directory exists a moment before its first commit: meanwhile a create here
+        fails with ``DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION`` (or ``DELTA_TABLE_NOT_FOUND``).
+        A directory that stays a non-Delta one is a real error."""
+        if not any(code in str(exc) for code in CREATED_CONCURRENTLY_ERRORS):
+            return False
+        return self._first_commit_seen(table, self.CREATION_WAIT_SECONDS)
+
+    def _first_commit_seen(self, table: str, wait_seconds: float) -> bool:
+        """True once the table's first commit is readable, polled for up to ``wait_seconds``."""
+        deadline = time.monotonic() + wait_seconds
+        while not self.exists(table):
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.2)
+        return True
+
+    def overwrite(
+        self, table: str, df: DataFrame, partition_by: list[str] | None = None, built_from: str | None = None,
+        replace_where: str | None = None,
+    ) -> None:
+        """Replace the table's content in one commit (schema replaced too), or with
+        ``replace_where`` only the rows matching that predicate.  ``built_from`` (a description of
+        the inputs, e.g. their versions) is recorded as the commit's user metadata, see
+        :meth:`built_from`."""
+        writer = df.write.format("delta").mode("overwrite")
+        # replace_where: columns added since the table was created are merged into its schema
+        writer = (writer.option("replaceWhere", replace_where).option("mergeSchema", "true") if replace_where
+                  else writer.option("overwriteSchema", "true"))
+        if built_from is not None:
+            writer = writer.option("userMetadata", built_from)
+        if partition_by:
+            writer = writer.partitionBy(*partition_by)
+        if self.uses_catalog:
+            writer.saveAsTable(self.location(table))
+        else:
+            writer.save(self.location(table))
+        self._committed(table)
+
+    def rows_written(self, table: str) -> int:
+        """Rows the table's last commit wrote (its ``numOutputRows`` metric): read from the Delta
+        log, without scanning the data again."""
+        metrics = one_row(self.delta_table(table).history(1).select("operationMetrics"))["operationMetrics"] or {}
+        return int(metrics.get("numOutputRows", 0))
+
+    def built_from(self, table: str) -> str | None:
+        """The ``built_from`` recorded by the table's last commit (None if absent or none)."""
+        if not self.exists(table):
+            return None
+        return one_row(self.delta_table(table).history(1).select("userMetadata"))["userMetadata"]
+
+    def last_build(self, table: str) -> tuple[str | None, int] | None:
+        """(``built_from``, rows written) of the table's last commit, read from the Delta log in one
+        look-up; None when the table does not exist."""
+        if not self.exists(table):
+            return None
+        last = one_row(self.delta_table(table).history(1).select("userMetadata", "operationMetrics"))
+        return last["userMetadata"], int((last["operationMetrics"] or {}).get("numOutputRows", 0))
+
+    def append(self, table: str, df: DataFrame) -> None:
+        writer = df.write.format("delta").mode("append")
+        if self.uses_catalog:
+            writer.saveAsTable(self.location(table))
+        else:
+            writer.save(self.location(table))
+        self._committed(table)
+
+    def merge(
+        self,
+        table: str,
+        updates: DataFrame,
+        keys: list[str],
+        update_set: dict[str, str] | None = None,
+        update_condition: str | None = None,
+        prune_on: str | None = None,
+        target_filter: str | None = None,
+    ) -> MergeMetrics:
+        """Upsert ``updates`` into ``table`` on equality of ``keys`` in one MERGE commit.
+
+        Matched rows get ``update_set`` (column -> SQL expression; default: every non-key column
+        from the source), only where ``update_condition`` holds, which is how a re-run with the
+        same input leaves every row untouched; unmatched rows are inserted.  ``update_set={}``
+        makes the merge insert-only.  Expressions name ``t.<col>`` (target) and ``s.<col>``
+        (source).
+
+        ``prune_on`` (an integer key column) adds the ranges of the source's values of it to the
+        condition (:func:`key_ranges`; an empty source is not merged at all), ``target_filter``
+        any other predicate on ``t`` that every possible match satisfies: Delta then reads and
+        touches only the files whose statistics overlap them, so the cost follows the batch, not
+        the table.
+        """
+        condition = _merge_condition(updates, keys, prune_on, target_filter)
+        if condition is None:
+            return NOTHING_MERGED
+        merge = self.delta_table(table).alias("t").merge(updates.alias("s"), condition)
+        if update_set is None:
+            update_set = {c: f"s.`{c}`" for c in updates.columns if c not in keys}
+        if update_set:
+            values: dict[str, str | Column] = dict(update_set)
+            merge = merge.whenMatchedUpdate(condition=update_condition, set=values)
+        return self._committed_merge(table, merge.whenNotMatchedInsertAll().execute())
+
+    def _committed_merge(self, table: str, result: DataFrame) -> MergeMetrics:
+        """The counts of an executed MERGE, from the one row its execution returns (computed on
+        the driver: no Spark job, no read of the table's history).  A MERGE that changed no row
+        leaves the table as it was; one that did is recorded with the table's version after it."""
+        row = one_row(result)
+        inserted, updated, deleted = (int(row[c] or 0) for c in ("num_inserted_rows", "num_updated_rows",
+                                                                 "num_deleted_rows"))
+        if not (inserted or updated or deleted):
+            return NOTHING_MERGED
+        version = self.current_version(table)
+        self._committed(table, version)
+        return MergeMetrics(inserted=inserted, updated=updated, deleted=deleted, version=version)
+
+    # --- reward ranking: time travel and deletes -----------------------------------------------
+
+    def read_version(self, table: str, version: int) -> DataFrame:
+        """``table`` as it was at Delta ``version`` (time travel)."""
+        reader = self.spark.read.format("delta").option("versionAsOf", int(version))
+        if self.uses_catalog:
+            return reader.table(self.location(table))
+        return reader.load(self.location(table))
+
+    def delete_matching(self, table: str, keys_df: DataFrame, keys: list[str],
+                        prune_on: str | None = None) -> MergeMetrics:
+        """Delete the rows of ``table`` whose ``keys`` equal a row of ``keys_df`` (distinct keys) in
+        one MERGE commit; returns its counts (``deleted``).  ``prune_on``: as in :meth:`merge`."""
+        keys_df = keys_df.select(*keys)
+        condition = _merge_condition(keys_df, keys, prune_on, None)
+        if condition is None:
+            return NOTHING_MERGED
+        merge = self.delta_table(table).alias("t").merge(keys_df.alias("s"), condition)
+        return self._committed_merge(table, merge.whenMatchedDelete().execute())
+
+
+# --- key ranges: batch-proportional MERGEs -------------------------------------------------------
+
+def key_ranges(df: DataFrame, column: str, max_ranges: int = MAX_KEY_RANGES) -> list[tuple[int, int]]:
+    """See :func:`key_ranges_and_rows`."""
+    return key_ranges_and_rows(df, column, max_ranges)[0]
+
+
+def key_ranges_and_rows(df: DataFrame, column: str,
+                        max_ranges: int = MAX_KEY_RANGES) -> tuple[list[tuple[int, int]], int]:
+    """At most ``max_ranges`` closed ranges ``(low, high)`` that cover every non-null value of the
+    integer ``column`` of ``df``, with the largest gaps between its values left out.
+
+    Two small aggregates: the minimum and maximum, then per bucket (``16 * max_ranges`` equal
+    buckets between them) the smallest and largest value; the driver receives at most that many
+    rows, whatever the size of ``df``, and closes the smallest gaps between bucket ranges.  Also
+    returns the number of rows of ``df``.
+    """
+    bounds = one_row(df.agg(F.min(column).alias("lo"), F.max(column).alias("hi"), F.count(F.lit(1)).alias("n")))
+    if bounds["lo"] is None:
+        return [], int(bounds["n"])
+    low, high = int(bounds["lo"]), int(bounds["hi"])
+    width = max(1, -(-(high - low + 1) // (16 * max_ranges)))
+    bucket = F.floor((F.col(column) - F.lit(low)) / F.lit(width))
+    rows = (df.where(F.col(column).isNotNull()).groupBy(bucket.alias("_bucket"))
+            .agg(F.min(column).alias("lo"), F.max(column).alias("hi")).orderBy("_bucket").collect())
+    ranges = [(int(r["lo"]), int(r["hi"])) for r in rows]
+    return close_smallest_gaps(ranges, max_ranges), int(bounds["n"])
+
+
+def close_smallest_gaps(ranges: list[tuple[int, int]], max_ranges: int) -> list[tuple[int, int]]:
+    """Sorted, disjoint ``ranges`` merged into at most ``max_ranges`` by closing the smallest gaps."""
+    if len(ranges) <= max_ranges:
+        return ranges
+    gaps = sorted(range(1, len(ranges)), key=lambda i: (ranges[i][0] - ranges[i - 1][1], i))
+    closed = set(gaps[: len(ranges) - max_ranges])
+    merged = [ranges[0]]
+    for i in range(1, len(ranges)):
+        if i in closed:
+            merged[-1] = (merged[-1][0], ranges[i][1])
+        else:
+            merged.append(ranges[i])
+    return merged
+
+
+def ranges_condition(column: str, ranges: list[tuple[int, int]]) -> str:
+    """SQL predicate: ``column`` lies in one of ``ranges`` (false for none)."""
+    if not ranges:
+        return "false"
+    return "(" + " OR ".join(f"{column} BETWEEN {lo} AND {hi}" for lo, hi in ranges) + ")"
+
+
+def _merge_condition(source: DataFrame, keys: list[str], prune_on: str | None, target_filter: str | None) -> str | None:
+    """The MERGE condition: keys equal, plus the source's key ranges and ``target_filter``; None
+    when ``prune_on`` finds the source empty (the MERGE would change nothing)."""
+    parts = [f"t.`{k}` = s.`{k}`" for k in keys]
+    if prune_on is not None:
+        ranges, rows = key_ranges_and_rows(source, prune_on)
+        if not rows:
+            return None
+        parts.append(ranges_condition(f"t.`{prune_on}`", ranges))
+    if target_filter is not None:
+        parts.append(f"({target_filter})")
+    return " AND ".join(parts)
