@@ -182,8 +182,41 @@ def _uses_background_fixture(item: pytest.Item) -> bool:
     return any(name in BACKGROUND_FIXTURES for name in getattr(item, "fixturenames", ()))
 
 
+# Tiers (markers, selectable with -m): ``unit`` tests run no Spark; ``spark`` tests run transforms
+# and steps on the session's SparkSession with hand-built data; ``e2e`` tests run whole commands,
+# processes, clusters, notebooks or real data sets.  A module or test marked ``e2e`` (``cluster``
+# and ``slow`` imply it) or using a fixture of E2E_FIXTURES is e2e; else one using ``spark`` is spark.
+TIERS = ("unit", "spark", "e2e")
+E2E_FIXTURES = {"sample_lake", "hollins_lake", "polblogs_lake", "dist_dir", "dagbag_report"}
+
+
+def tier_of(item: pytest.Item) -> str:
+    fixtures = set(getattr(item, "fixturenames", ()))
+    if any(item.get_closest_marker(name) for name in ("e2e", "cluster", "slow")) or fixtures & E2E_FIXTURES:
+        return "e2e"
+    return "spark" if "spark" in fixtures else "unit"
+
+
+@pytest.fixture(autouse=True)
+def unit_tests_start_no_spark(request):
+    """A ``unit`` test that starts a SparkContext fails: it belongs to the ``spark`` tier."""
+    from pyspark import SparkContext
+
+    before = SparkContext._active_spark_context
+    yield
+    if request.node.get_closest_marker("unit") and before is None and SparkContext._active_spark_context:
+        pytest.fail("a unit-tier test started Spark: request the spark fixture (spark tier) or mark it e2e")
+
+
+@pytest.hookimpl(tryfirst=True)   # before ``-m`` selects by marker
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Whole modules with a test that waits for a background preparation go last, in their order."""
+    """Every test gets its tier's marker; whole modules with a test that waits for a background
+    preparation go last, in their order."""
+    for item in items:
+        tier = tier_of(item)
+        if not item.get_closest_marker(tier):
+            item.add_marker(getattr(pytest.mark, tier))
+
     def module(item: pytest.Item) -> str:
         return item.nodeid.split("::")[0]
 

@@ -77,13 +77,10 @@ def parse_residual_code(name: str) -> tuple[int, int]:
 # --- encoding ----------------------------------------------------------------------------------
 
 @njit(cache=True)
-def _diff_comp(words, pos, write, node, ref, ref_list, cur_list, window, min_interval, code, k,
-               extras, blocks, residuals, lefts, lengths):
-    """Encode ``cur_list`` of ``node`` against ``ref_list`` (``ref`` back; 0: none), outdegree
-    excluded.  With ``write`` the bits go to ``words`` at ``pos`` and the new position is
-    returned; otherwise ``pos`` plus the bit count is returned and nothing is written."""
+def _copy_blocks(ref_list, n_ref, cur_list, extras, blocks):
+    """Split ``cur_list`` against the first ``n_ref`` entries of ``ref_list``: the copy-mask run
+    lengths go to ``blocks``, the ids not copied to ``extras``.  Returns (n_extras, n_blocks)."""
     n_cur = cur_list.shape[0]
-    n_ref = ref_list.shape[0] if ref > 0 else 0
     n_extras = 0
     n_blocks = 0
     j = 0
@@ -91,28 +88,23 @@ def _diff_comp(words, pos, write, node, ref, ref_list, cur_list, window, min_int
     block_len = 0
     copying = True
     while j < n_cur and i < n_ref:
-        if copying:
-            if cur_list[j] > ref_list[i]:
-                blocks[n_blocks] = block_len
-                n_blocks += 1
-                copying = False
-                block_len = 0
-            elif cur_list[j] < ref_list[i]:
-                extras[n_extras] = cur_list[j]
-                n_extras += 1
-                j += 1
-            else:
-                j += 1
-                i += 1
-                block_len += 1
-        elif cur_list[j] < ref_list[i]:
+        if cur_list[j] < ref_list[i]:           # not in the reference: an extra, either state
             extras[n_extras] = cur_list[j]
             n_extras += 1
             j += 1
-        elif cur_list[j] > ref_list[i]:
+        elif copying and cur_list[j] > ref_list[i]:
+            blocks[n_blocks] = block_len
+            n_blocks += 1
+            copying = False
+            block_len = 0
+        elif copying:                            # equal: copied
+            j += 1
             i += 1
             block_len += 1
-        else:
+        elif cur_list[j] > ref_list[i]:          # skipping a reference entry
+            i += 1
+            block_len += 1
+        else:                                    # equal while skipping: a copy block starts
             blocks[n_blocks] = block_len
             n_blocks += 1
             copying = True
@@ -124,53 +116,80 @@ def _diff_comp(words, pos, write, node, ref, ref_list, cur_list, window, min_int
         extras[n_extras] = cur_list[j]
         n_extras += 1
         j += 1
+    return n_extras, n_blocks
 
-    if window > 0:
-        pos = B.write_unary(words, pos, ref) if write else pos + B.unary_len(ref)
-    if ref > 0:
-        pos = B.write_gamma(words, pos, n_blocks) if write else pos + B.gamma_len(n_blocks)
-        for b in range(n_blocks):
-            value = blocks[b] if b == 0 else blocks[b] - 1
-            pos = B.write_gamma(words, pos, value) if write else pos + B.gamma_len(value)
-    if n_extras == 0:
-        return pos
 
+@njit(cache=True)
+def _split_intervals(extras, n_extras, min_interval, lefts, lengths, residuals):
+    """Runs of at least ``min_interval`` consecutive ids of ``extras`` to ``lefts``/``lengths``,
+    the other ids to ``residuals``.  Returns (n_intervals, n_residuals)."""
+    n_intervals = 0
     n_residuals = 0
-    if min_interval > 0:
-        n_intervals = 0
-        e = 0
-        while e < n_extras:
-            run = 1
-            while e + run < n_extras and extras[e + run - 1] + 1 == extras[e + run]:
-                run += 1
-            if run >= min_interval:
-                lefts[n_intervals] = extras[e]
-                lengths[n_intervals] = run
-                n_intervals += 1
-                e += run
-            else:
-                residuals[n_residuals] = extras[e]
-                n_residuals += 1
-                e += 1
-        pos = B.write_gamma(words, pos, n_intervals) if write else pos + B.gamma_len(n_intervals)
-        prev = np.int64(0)
-        for t in range(n_intervals):
-            value = B.int2nat(lefts[t] - node) if t == 0 else lefts[t] - prev - 1
-            pos = B.write_gamma(words, pos, value) if write else pos + B.gamma_len(value)
-            prev = lefts[t] + lengths[t]
-            value = lengths[t] - min_interval
-            pos = B.write_gamma(words, pos, value) if write else pos + B.gamma_len(value)
-    else:
-        for e in range(n_extras):
-            residuals[e] = extras[e]
-        n_residuals = n_extras
+    e = 0
+    while e < n_extras:
+        run = 1
+        while e + run < n_extras and extras[e + run - 1] + 1 == extras[e + run]:
+            run += 1
+        if run >= min_interval:
+            lefts[n_intervals] = extras[e]
+            lengths[n_intervals] = run
+            n_intervals += 1
+            e += run
+        else:
+            residuals[n_residuals] = extras[e]
+            n_residuals += 1
+            e += 1
+    return n_intervals, n_residuals
 
+
+@njit(cache=True)
+def _put_gamma(words, pos, write, value):
+    """γ-code ``value`` at ``pos`` (with ``write``) or only count its bits; the new position."""
+    return B.write_gamma(words, pos, value) if write else pos + B.gamma_len(value)
+
+
+@njit(cache=True)
+def _put_intervals(words, pos, write, node, lefts, lengths, n_intervals, min_interval):
+    pos = _put_gamma(words, pos, write, n_intervals)
+    prev = np.int64(0)
+    for t in range(n_intervals):
+        pos = _put_gamma(words, pos, write, B.int2nat(lefts[t] - node) if t == 0 else lefts[t] - prev - 1)
+        prev = lefts[t] + lengths[t]
+        pos = _put_gamma(words, pos, write, lengths[t] - min_interval)
+    return pos
+
+
+@njit(cache=True)
+def _put_residuals(words, pos, write, node, residuals, n_residuals, code, k):
     prev = np.int64(0)
     for t in range(n_residuals):
         value = B.int2nat(residuals[t] - node) if t == 0 else residuals[t] - prev - 1
         pos = B.write_code(words, pos, value, code, k) if write else pos + B.code_len(value, code, k)
         prev = residuals[t]
     return pos
+
+
+@njit(cache=True)
+def _diff_comp(words, pos, write, node, ref, ref_list, cur_list, window, min_interval, code, k,
+               extras, blocks, residuals, lefts, lengths):
+    """Encode ``cur_list`` of ``node`` against ``ref_list`` (``ref`` back; 0: none), outdegree
+    excluded.  With ``write`` the bits go to ``words`` at ``pos`` and the new position is
+    returned; otherwise ``pos`` plus the bit count is returned and nothing is written."""
+    n_ref = ref_list.shape[0] if ref > 0 else 0
+    n_extras, n_blocks = _copy_blocks(ref_list, n_ref, cur_list, extras, blocks)
+    if window > 0:
+        pos = B.write_unary(words, pos, ref) if write else pos + B.unary_len(ref)
+    if ref > 0:
+        pos = _put_gamma(words, pos, write, n_blocks)
+        for b in range(n_blocks):
+            pos = _put_gamma(words, pos, write, blocks[b] if b == 0 else blocks[b] - 1)
+    if n_extras == 0:
+        return pos
+    if min_interval > 0:
+        n_intervals, n_residuals = _split_intervals(extras, n_extras, min_interval, lefts, lengths, residuals)
+        pos = _put_intervals(words, pos, write, node, lefts, lengths, n_intervals, min_interval)
+        return _put_residuals(words, pos, write, node, residuals, n_residuals, code, k)
+    return _put_residuals(words, pos, write, node, extras, n_extras, code, k)
 
 
 @njit(cache=True)
@@ -283,62 +302,62 @@ def _read_header(words, pos, window):
 
 
 @njit(cache=True)
-def _decode_list(words, pos, node, ref_list, out, window, min_interval, code, k, scratch):
-    """Decode the list at ``pos`` of ``node`` into ``out`` (sized to its outdegree), with
-    ``ref_list`` the list of the node it refers to (ignored when it has no reference).
-    ``scratch`` holds at least ``outdegree`` int64.  Returns (outdegree, position after the list)."""
-    degree, ref, pos = _read_header(words, pos, window)
-    if degree == 0:
-        return degree, pos
+def _read_copied(words, pos, ref_list, out):
+    """Copy the entries of ``ref_list`` the copy mask at ``pos`` selects to ``out``.
+    Returns (entries copied, position after the mask)."""
+    n_blocks, pos = B.read_gamma(words, pos)
     n_copied = 0
-    if ref > 0:
-        n_blocks, pos = B.read_gamma(words, pos)
-        i = 0                      # position in ref_list
-        n_ref = ref_list.shape[0]
-        for b in range(n_blocks):
-            length, pos = B.read_gamma(words, pos)
-            if b > 0:
-                length += 1
-            if b % 2 == 0:
-                for t in range(length):
-                    out[n_copied] = ref_list[i + t]
-                    n_copied += 1
-            i += length
-        if n_blocks % 2 == 0:
-            while i < n_ref:
-                out[n_copied] = ref_list[i]
+    i = 0                      # position in ref_list
+    for b in range(n_blocks):
+        length, pos = B.read_gamma(words, pos)
+        if b > 0:
+            length += 1
+        if b % 2 == 0:
+            for t in range(length):
+                out[n_copied] = ref_list[i + t]
                 n_copied += 1
-                i += 1
-    n_extra = degree - n_copied
-    if n_extra == 0:
-        return degree, pos
+        i += length
+    if n_blocks % 2 == 0:
+        while i < ref_list.shape[0]:
+            out[n_copied] = ref_list[i]
+            n_copied += 1
+            i += 1
+    return n_copied, pos
 
-    # extras (intervals, then residuals) go to scratch, then are merged with the copied part
+
+@njit(cache=True)
+def _read_intervals(words, pos, node, min_interval, scratch):
+    """The ids of the intervals at ``pos`` to ``scratch``; returns (ids written, position after)."""
+    n_intervals, pos = B.read_gamma(words, pos)
     n_scratch = 0
-    n_interval_ids = 0
-    if min_interval > 0:
-        n_intervals, pos = B.read_gamma(words, pos)
-        prev = np.int64(0)
-        for t in range(n_intervals):
-            value, pos = B.read_gamma(words, pos)
-            left = node + B.nat2int(value) if t == 0 else prev + value + 1
-            length, pos = B.read_gamma(words, pos)
-            length += min_interval
-            for u in range(length):
-                scratch[n_scratch + u] = left + u
-            n_scratch += length
-            prev = left + length
-        n_interval_ids = n_scratch
     prev = np.int64(0)
-    for t in range(n_extra - n_interval_ids):
+    for t in range(n_intervals):
+        value, pos = B.read_gamma(words, pos)
+        left = node + B.nat2int(value) if t == 0 else prev + value + 1
+        length, pos = B.read_gamma(words, pos)
+        length += min_interval
+        for u in range(length):
+            scratch[n_scratch + u] = left + u
+        n_scratch += length
+        prev = left + length
+    return n_scratch, pos
+
+
+@njit(cache=True)
+def _read_residuals(words, pos, node, count, code, k, scratch, start):
+    """``count`` residuals at ``pos`` to ``scratch[start:]``; returns the position after them."""
+    prev = np.int64(0)
+    for t in range(count):
         value, pos = B.read_code(words, pos, code, k)
         residual = node + B.nat2int(value) if t == 0 else prev + value + 1
-        scratch[n_scratch] = residual
-        n_scratch += 1
+        scratch[start + t] = residual
         prev = residual
-    if n_interval_ids > 0 and n_scratch > n_interval_ids:
-        scratch[:n_scratch].sort()
-    # merge copied (out[:n_copied]) with extras (scratch[:n_scratch]) from the back, in place
+    return pos
+
+
+@njit(cache=True)
+def _merge_from_back(out, n_copied, scratch, n_scratch, degree):
+    """Merge the sorted ``out[:n_copied]`` and ``scratch[:n_scratch]`` into ``out[:degree]``, in place."""
     a = n_copied - 1
     b = n_scratch - 1
     w = degree - 1
@@ -350,6 +369,30 @@ def _decode_list(words, pos, node, ref_list, out, window, min_interval, code, k,
             out[w] = scratch[b]
             b -= 1
         w -= 1
+
+
+@njit(cache=True)
+def _decode_list(words, pos, node, ref_list, out, window, min_interval, code, k, scratch):
+    """Decode the list at ``pos`` of ``node`` into ``out`` (sized to its outdegree), with
+    ``ref_list`` the list of the node it refers to (ignored when it has no reference).
+    ``scratch`` holds at least ``outdegree`` int64.  Returns (outdegree, position after the list)."""
+    degree, ref, pos = _read_header(words, pos, window)
+    if degree == 0:
+        return degree, pos
+    n_copied = 0
+    if ref > 0:
+        n_copied, pos = _read_copied(words, pos, ref_list, out)
+    n_extra = degree - n_copied
+    if n_extra == 0:
+        return degree, pos
+    # extras (intervals, then residuals) go to scratch, then are merged with the copied part
+    n_interval_ids = 0
+    if min_interval > 0:
+        n_interval_ids, pos = _read_intervals(words, pos, node, min_interval, scratch)
+    pos = _read_residuals(words, pos, node, n_extra - n_interval_ids, code, k, scratch, n_interval_ids)
+    if n_interval_ids > 0 and n_extra > n_interval_ids:
+        scratch[:n_extra].sort()
+    _merge_from_back(out, n_copied, scratch, n_extra, degree)
     return degree, pos
 
 
