@@ -158,6 +158,14 @@ def test_every_module_sits_in_a_folder_of_its_layer():
         layer_of(module)
 
 
+def test_every_folder_of_python_modules_is_a_regular_package():
+    """A folder without ``__init__.py`` is a namespace package: it imports from a checkout but not
+    from the ``--py-files`` zip."""
+    folders = {path.parent for path in PACKAGE.rglob("*.py") if "__pycache__" not in path.parts}
+    missing = sorted(str(folder.relative_to(ROOT)) for folder in folders if not (folder / "__init__.py").is_file())
+    assert not missing, missing
+
+
 def test_imports_point_down_the_layers():
     upward = sorted(
         f"{module} ({LAYERS[layer_of(module)][0]}) imports {target} ({LAYERS[layer_of(target)][0]})"
