@@ -9,10 +9,14 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from fnmatch import fnmatch
 from functools import cache
+from importlib import resources
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+import tomllib
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -22,6 +26,8 @@ from linkgraph.sample import (
     OVERSIZED_ANCHOR_CHARS,
     POSITIONS,
     REJECT_REASONS,
+    SAMPLE_SEEDS,
+    SITES,
     SampleCrawl,
     generate_sample_crawl,
     write_edges_jsonl,
@@ -29,6 +35,7 @@ from linkgraph.sample import (
     write_pages_jsonl,
     write_sitemaps_jsonl,
 )
+from linkgraph.sample.data import DATA_FILES, load
 
 ISO_Z = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z")
 ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -392,3 +399,54 @@ def test_project_canonicaliser_agrees(crawl):
     domains = {urls.canonicalize(p["url"]).registered_domain for p in crawl.pages}
     assert {"hr-insights.blogspot.com", "gardening-notes.blogspot.com", "northern-gazette.co.uk"} <= domains
     assert 8 <= len(domains) <= 12
+
+
+# --- the data files --------------------------------------------------------------------------
+
+
+def test_the_data_files_load():
+    web, words = (load(name) for name in DATA_FILES)
+    assert set(web) >= {"hosts", "seeds", "site_defaults", "sites", "comment_hosts", "comment_rels"}
+    assert set(words) >= {"job_pools", "vocabularies", "texts", "sentences", "bad_records"}
+    assert len(SITES) == len(web["sites"]) == 14
+    assert len({site.host for site in SITES}) == 14
+    assert FARM == tuple(web["hosts"]["FARM"]) and SAMPLE_SEEDS == tuple(web["seeds"])
+    acme = SITES[0]
+    assert (acme.host, acme.logo, acme.scheme, acme.external, acme.rels) == ("www.acme-corp.com", True, "https", (0, 2), ((None, 1.0),))
+    assert acme.sections[0].count == (4, 6) and acme.footer == SITES[1].footer  # a YAML alias, shared
+    assert all(isinstance(weight, float) for site in SITES for _, weight in site.outlinks + site.rels)
+
+
+def _hosts_named(web: dict, words: dict) -> set[str]:
+    named = {words["bad_records"]["tel"]["host"], *(host for host, _ in web["comment_hosts"])}
+    for site in SITES:
+        named |= {menu.host for menu in site.nav + site.footer if menu.host}
+        named |= {host for host, _ in site.outlinks} | set(site.ad_hosts) | set(site.partners)
+    return named
+
+
+def test_every_name_the_data_files_use_is_defined():
+    web, words = (load(name) for name in DATA_FILES)
+    hosts = {site.host for site in SITES}
+    host_values = [value for value in web["hosts"].values() if isinstance(value, str)]
+    assert _hosts_named(web, words) <= hosts and set(host_values + list(FARM)) == hosts
+    topics = {site.topic for site in SITES}
+    assert topics <= set(words["texts"]) and set(words["apply_anchors"]) <= topics
+    vocabs = {section.vocab for site in SITES for section in site.sections}
+    assert vocabs <= set(words["vocabularies"]) | set(words["job_pools"])
+    assert {site.sitemap for site in SITES} == {"full", "blogger", "spam", None}
+    assert set(web["sitemap_entries"]) == {"home", "section", "static", "item", "expired"}
+    assert {"see_also", "external", "apply", "de", "farm", "comment", "spam_comment"} <= set(words["sentences"])
+    templates = [words["layout"]["ad"], *(value["template"] for value in words["bad_records"].values()
+                                          if isinstance(value, dict) and "template" in value)]
+    assert all("{a}" in template for template in templates + [t for ts in words["sentences"].values() for t in ts])
+
+
+def test_the_data_files_ship_with_the_package():
+    """Every data file of the package is one ``data`` loads and one the wheel's package-data takes."""
+    shipped = sorted(f.name for f in resources.files("linkgraph.sample").iterdir() if not f.name.endswith((".py", ".pyc"))
+                     and f.is_file())
+    assert shipped == sorted(DATA_FILES)
+    pyproject = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())
+    patterns = pyproject["tool"]["setuptools"]["package-data"]["linkgraph"]
+    assert all(any(fnmatch(f"sample/{name}", pattern) for pattern in patterns) for name in DATA_FILES)
