@@ -72,23 +72,20 @@ def _anchor_kind(anchor: Column, boilerplate: list[str]) -> Column:
     )
 
 
-def anchor_index(links: DataFrame, pages: DataFrame, cap: int, boilerplate: list[str],
-                 max_entries: int = DEFAULT_MAX_LIST_ENTRIES) -> DataFrame:
-    """Incoming anchors per page in the ``anchor_index`` schema (see the module docstring); at most
-    ``min(cap, max_entries)`` entries per row."""
-    cap = min(cap, max_entries)
+def _classified_anchors(links: DataFrame, pages: DataFrame, boilerplate: list[str]) -> DataFrame:
+    """(src_id, dst_id, anchor, context_window, kind, source domain) of every link."""
     normalized_boilerplate = sorted({" ".join(b.lower().split()) for b in boilerplate})
     source_domain = pages.select(F.col(S.PAGE_ID).alias(S.SRC_ID), F.col(S.REGISTERED_DOMAIN).alias("_src_domain"))
-    anchors = (
+    return (
         links.select(S.SRC_ID, S.DST_ID, normalized_anchor(F.col(S.ANCHOR_TEXT)).alias(S.ANCHOR), S.CONTEXT_WINDOW)
         .withColumn(_KIND, _anchor_kind(F.col(S.ANCHOR), normalized_boilerplate))
         .join(source_domain, on=S.SRC_ID, how="left")
     )
-    counts = anchors.groupBy(F.col(S.DST_ID).alias(S.PAGE_ID)).agg(
-        F.count_if(F.col(_KIND) == _USABLE).alias("anchored_links"),
-        F.count_if(F.col(_KIND) == _EMPTY).alias("empty_anchors"),
-        F.count_if(F.col(_KIND) == _BOILERPLATE).alias("boilerplate_anchors"),
-    )
+
+
+def _top_anchors(anchors: DataFrame, cap: int) -> DataFrame:
+    """(page_id, _ranked, _distinct): each page's ``cap`` usable anchors with most links, ranked,
+    and its count of distinct usable anchors."""
     per_anchor = (
         anchors.where(F.col(_KIND) == _USABLE)
         .groupBy(S.DST_ID, S.ANCHOR)
@@ -108,12 +105,25 @@ def anchor_index(links: DataFrame, pages: DataFrame, cap: int, boilerplate: list
         .where(F.col("_rank") <= cap)
     )
     # sort_array orders structs field by field: the rank, i.e. most links first, then the anchor
-    ranked = top.groupBy(F.col(S.DST_ID).alias(S.PAGE_ID)).agg(
+    return top.groupBy(F.col(S.DST_ID).alias(S.PAGE_ID)).agg(
         F.sort_array(F.collect_list(F.struct(
             F.col("_rank").alias("_order"), S.ANCHOR, S.LINKS_COUNT, S.LINKING_DOMAINS, S.EXAMPLE_CONTEXT,
         ))).alias("_ranked"),
         F.max("_distinct").alias("_distinct"),
     )
+
+
+def anchor_index(links: DataFrame, pages: DataFrame, cap: int, boilerplate: list[str],
+                 max_entries: int = DEFAULT_MAX_LIST_ENTRIES) -> DataFrame:
+    """Incoming anchors per page in the ``anchor_index`` schema (see the module docstring); at most
+    ``min(cap, max_entries)`` entries per row."""
+    anchors = _classified_anchors(links, pages, boilerplate)
+    counts = anchors.groupBy(F.col(S.DST_ID).alias(S.PAGE_ID)).agg(
+        F.count_if(F.col(_KIND) == _USABLE).alias("anchored_links"),
+        F.count_if(F.col(_KIND) == _EMPTY).alias("empty_anchors"),
+        F.count_if(F.col(_KIND) == _BOILERPLATE).alias("boilerplate_anchors"),
+    )
+    ranked = _top_anchors(anchors, min(cap, max_entries))
     entries = F.transform(
         "_ranked",
         lambda e: F.struct(
