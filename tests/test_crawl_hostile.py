@@ -21,7 +21,7 @@ from linkgraph.crawl.extract import ExtractSettings, warc_rows, wat_rows
 from linkgraph.crawl.htmlguard import ParseBudget, estimate, html_cost_problem
 from linkgraph.crawl.warc import ReadProblem, WarcRecord, read_records
 from test_bad_input import run_bounded
-from test_crawl import CC_EXCERPT, http_response, wat_json, warc_record
+from test_crawl import CC_EXCERPT, http_response, warc_record, wat_json
 
 R = S.Reason
 UNBOUNDED = ParseBudget(max_depth=10**9, max_work=10**18, max_elements=10**9, max_bytes=10**9, max_seconds=600)
@@ -190,7 +190,8 @@ def plain_record(rid: str, body: bytes, lie: int = 0) -> bytes:
     return head.encode() + block + b"\r\n\r\n"
 
 
-def rows_of(data: bytes, wat: bool = False, settings: ExtractSettings = ExtractSettings()) -> list[dict]:
+def rows_of(data: bytes, wat: bool = False, settings: ExtractSettings | None = None) -> list[dict]:
+    settings = settings or ExtractSettings()
     records = read_records(lambda: io.BytesIO(data), settings.payload_limit("wat" if wat else "warc"))
     return list((wat_rows if wat else warc_rows)(records, "test.warc", settings))
 
