@@ -248,3 +248,33 @@ def test_over_long_wat_record_is_one_reject_and_the_rest_is_kept():
     reject = next(r for r in rows if r["row_kind"] == "rejected")
     assert "exceeds 100000" in reject["detail"] and reject["record_id"] == "<urn:uuid:w2>"
     assert len([r for r in rows if r["row_kind"] == "edge"]) == 2
+
+
+# --- through the ingest step: counted, in `rejects`, readable by delta-rs ----------------------
+
+def test_ingest_of_hostile_crawl_files_counts_rejects_and_keeps_good_pages(spark, tmp_path):
+    from deltalake import DeltaTable
+
+    from steps_support import ingest_step
+
+    directory = tmp_path / "crawl"
+    directory.mkdir()
+    stray = b"<html><body>" + b"<div></x>" * 120_000
+    fake_comment = b"<html><body><!-->" + b"<div>" * 50_000 + b"-->"
+    (directory / "html.warc.gz").write_bytes(b"".join(
+        warc_record("response", f"http://www.alpha.com/{rid}", http_response(body), rid)
+        for rid, body in (("1", good_page(1)), ("2", stray), ("3", fake_comment), ("4", good_page(4)))))
+    (directory / "plain.warc").write_bytes(b"".join([
+        plain_record("5", good_page(5)), plain_record("6", good_page(6), 50), plain_record("7", good_page(7))]))
+    lake = tmp_path / "lake"
+    config = config_from_dict({"lake": {"path": str(lake)}})
+    report = ingest_step(spark, config, str(directory), "warc")
+    assert (report.records_read, report.pages_parsed, report.records_rejected) == (7, 4, 3)
+    assert report.records_rejected_by_reason == {R.OVERSIZED_PAGE: 2, R.MALFORMED_RECORD: 1}
+    rejects = DeltaTable(str(lake / "rejects")).to_pyarrow_table().to_pylist()
+    by_reason = sorted((r["reason"], r["from_url"]) for r in rejects)
+    assert by_reason == [(R.MALFORMED_RECORD, "http://www.alpha.com/6"), (R.OVERSIZED_PAGE, "http://www.alpha.com/2"),
+                         (R.OVERSIZED_PAGE, "http://www.alpha.com/3")]
+    pages = {r["url"] for r in DeltaTable(str(lake / "pages")).to_pyarrow_table(columns=["url"]).to_pylist()}
+    assert {f"http://www.alpha.com/from-{n}" for n in (1, 4, 5, 7)} <= pages
+    assert not {f"http://www.alpha.com/from-{n}" for n in (2, 3, 6)} & pages
