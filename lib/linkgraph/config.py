@@ -342,7 +342,7 @@ class CrawlConfig:
     max_parse_work: int = 200_000_000
     max_parse_elements: int = 1_000_000
     max_parse_bytes: int = 5_000_000
-    max_parse_seconds: float = 10.0
+    max_parse_seconds: float = 30.0
     max_wat_record_bytes: int = 5_000_000
 
     def __post_init__(self) -> None:

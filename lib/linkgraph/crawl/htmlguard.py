@@ -39,7 +39,7 @@ MAX_HTML_DEPTH = 1024               # Blink stops nesting at 512: deeper pages a
 MAX_HTML_WORK = 200_000_000         # depth summed over element insertions (~3 s of parsing)
 MAX_HTML_ELEMENTS = 1_000_000
 MAX_HTML_BYTES = 5_000_000
-MAX_PARSE_SECONDS = 10.0
+MAX_PARSE_SECONDS = 30.0
 _CLOCK_EVERY = 4096                 # tokens between two looks at the clock
 
 
@@ -182,8 +182,16 @@ class _OpenElements:
         self.work = 0
         self.elements = 0
         self.deepest = 0
+        self.cached_lists: dict[tuple[str, str], tuple[list[int], ...]] = {}
 
     def _lists_of(self, name: str, foreign: bool) -> tuple[list[int], ...]:
+        key = (name, self.names[self.foreign[-1]] if foreign else "")
+        lists = self.cached_lists.get(key)
+        if lists is None:
+            lists = self.cached_lists[key] = self._new_lists_of(name, foreign)
+        return lists
+
+    def _new_lists_of(self, name: str, foreign: bool) -> tuple[list[int], ...]:
         lists = [self.where.setdefault(name, [])]
         if foreign:
             if name in _INTEGRATION.get(self.names[self.foreign[-1]], ()):
@@ -262,13 +270,15 @@ class _OpenElements:
                     self.push(name)
 
     def in_foreign(self) -> bool:
-        return _top(self.foreign) > _top(self.integration)
+        foreign = self.foreign
+        return bool(foreign) and foreign[-1] > (self.integration[-1] if self.integration else -1)
 
     def top_name(self) -> str:
         return self.names[-1] if self.names else ""
 
     def open_at(self, name: str) -> int:
-        return _top(self.where.get(name, []))
+        indices = self.where.get(name)
+        return indices[-1] if indices else -1
 
 
 class _TreeModel(_OpenElements):
