@@ -8,6 +8,9 @@ crashing:
   -> ``TRUNCATED_RECORD`` with its record id;
 * bytes after the last complete record that are not a readable record (file cut inside the next
   record's headers, or inside its gzip member) -> ``TRUNCATED_RECORD`` with their offset;
+* a record of an uncompressed file whose ``Content-Length`` does not end it (the block is not
+  followed by CRLF CRLF and the next ``WARC/`` header or the end of the file) -> ``MALFORMED_RECORD``;
+  none of it is used and reading resumes at the next ``WARC/1.0``/``WARC/1.1`` line after its headers;
 * data that cannot be decompressed or parsed in the middle of a file -> ``MALFORMED_RECORD``; the
   reader then skips to the next gzip member that decompresses to a ``WARC/`` header and goes on
   (per-record gzip, the norm for WARC files), or gives up on the rest of the file (reported).
