@@ -71,9 +71,9 @@ def test_an_active_session_without_a_checkpoint_dir_gets_the_configured_one(monk
                               setCheckpointDir=directories.append)
     platform_session = SimpleNamespace(sparkContext=context)
     monkeypatch.setattr(SparkSession, "getActiveSession", staticmethod(lambda: platform_session))
-    assert get_spark(SparkConfig(checkpoint_dir="dbfs:/linkgraph/checkpoints")) is platform_session
+    assert get_spark(SparkConfig(checkpoint_dir="dbfs:/linkgraph/lake/checkpoints")) is platform_session
     assert get_spark(SparkConfig(checkpoint_dir="dbfs:/elsewhere")) is platform_session   # one already set: kept
-    assert directories == ["dbfs:/linkgraph/checkpoints"]
+    assert directories == ["dbfs:/linkgraph/lake/checkpoints"]
 
 
 @pytest.mark.parametrize("value", [0, -1])

@@ -324,20 +324,34 @@ class CompressConfig:
 class CrawlConfig:
     """Limits of link extraction from WARC/WAT files (``linkgraph ingest --format warc|wat``).
 
-    ``max_page_bytes``: a response payload (or WAT JSON) larger than this many bytes is rejected as
+    ``max_page_bytes``: a response payload larger than this many bytes is rejected as
     OVERSIZED_PAGE without being parsed.  ``max_text_chars``: page text stored in ``page_signals``
     is cut to this many characters.  ``context_chars``: characters of page text kept on each side
-    of a link in its context window.
+    of a link in its context window.  The parse budget of one HTML page (over it: OVERSIZED_PAGE,
+    not parsed): ``max_html_depth`` nesting depth, ``max_parse_work`` nesting depth summed over
+    the elements, ``max_parse_elements`` elements, ``max_parse_bytes`` bytes of decoded HTML,
+    ``max_parse_seconds`` seconds for the cost scan, the parse and the walk of the tree.
+    ``max_wat_record_bytes``: a WAT record whose JSON is larger is rejected as OVERSIZED_PAGE
+    without being read.
     """
 
     max_page_bytes: int = 5_000_000
     max_text_chars: int = 20_000
     context_chars: int = 50
+    max_html_depth: int = 1024
+    max_parse_work: int = 200_000_000
+    max_parse_elements: int = 1_000_000
+    max_parse_bytes: int = 5_000_000
+    max_parse_seconds: float = 30.0
+    max_wat_record_bytes: int = 5_000_000
 
     def __post_init__(self) -> None:
-        for name in ("max_page_bytes", "max_text_chars", "context_chars"):
+        for name in ("max_page_bytes", "max_text_chars", "context_chars", "max_html_depth", "max_parse_work",
+                     "max_parse_elements", "max_parse_bytes", "max_parse_seconds", "max_wat_record_bytes"):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"crawl.{name} must be positive")
+
+
 # --- reward ranking -----------------------------------------------------------------------------
 
 @dataclass(frozen=True)

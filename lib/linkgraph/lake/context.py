@@ -10,8 +10,8 @@ from datetime import datetime, timezone
 from pyspark.sql import SparkSession
 
 from linkgraph.lake.config import Config
-from linkgraph.lake.ids import new_run_id
 from linkgraph.lake.delta import Lake
+from linkgraph.lake.ids import new_run_id
 from linkgraph.lake.session import checkpoint_dir_of_lake, use_checkpoint_dir
 
 

@@ -18,8 +18,8 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-from linkgraph.lake.config import LakeConfig
 from linkgraph.errors import MissingTableError
+from linkgraph.lake.config import LakeConfig
 from linkgraph.lake.paths import lake_root, table_location
 from linkgraph.lake.rows import one_row
 

@@ -16,8 +16,8 @@ import sys
 from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
-from linkgraph.lake.config import SparkConfig
 from linkgraph.errors import ConfigError
+from linkgraph.lake.config import SparkConfig
 from linkgraph.lake.packages import DELTA_PACKAGE, GRAPHFRAMES_PACKAGE
 from linkgraph.lake.paths import delete_tree, qualify, table_location
 

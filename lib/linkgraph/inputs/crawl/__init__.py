@@ -1,7 +1,8 @@
 """Crawl inputs: link extraction from WARC and WAT files, Common Crawl host/domain graphs.
 
 ``warc`` reads records (and reports truncated or corrupt data instead of raising), ``payload``
-decodes HTTP payloads and charsets, ``htmllinks`` parses HTML into links and page signals,
+decodes HTTP payloads and charsets, ``htmlguard`` bounds the cost of parsing a page,
+``htmllinks`` parses HTML into links and page signals,
 ``watlinks`` reads a WAT record's link metadata into the same links, ``extract`` turns one
 file's records into output rows, ``step`` runs that distributed and writes the lake,
 ``ccgraph`` imports Common Crawl's published graphs.  Everything but ``step`` and ``ccgraph`` is

@@ -14,13 +14,16 @@ reason when the page URL cannot be canonicalised).
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from typing import Any
 
 from linkgraph import urls
 from linkgraph.inputs.crawl import payload as P
-from linkgraph.inputs.crawl.htmllinks import extract_page, html_complexity_problem, resolve
+from linkgraph.inputs.crawl.htmlguard import ParseBudget, html_cost_problem
+from linkgraph.inputs.crawl.htmllinks import extract_page, resolve
 from linkgraph.inputs.crawl.warc import MALFORMED_RECORD, ReadProblem, WarcRecord
 from linkgraph.inputs.crawl.watlinks import wat_page
 
@@ -39,11 +42,26 @@ COLUMNS = (
 
 @dataclass(frozen=True)
 class ExtractSettings:
-    """Limits of extraction (``crawl`` section of the config): payload bytes, characters."""
+    """Limits of extraction (``crawl`` section of the config): payload bytes, characters, the
+    parse budget of one HTML page, the decompressed bytes of one WAT record."""
 
     max_page_bytes: int = 5_000_000
     max_text_chars: int = 20_000
     context_chars: int = 50
+    budget: ParseBudget = field(default_factory=ParseBudget)
+    max_wat_record_bytes: int = 5_000_000
+
+    @classmethod
+    def from_config(cls, crawl: Any) -> ExtractSettings:
+        """The settings of a ``CrawlConfig`` (``config.crawl``)."""
+        budget = ParseBudget(crawl.max_html_depth, crawl.max_parse_work, crawl.max_parse_elements,
+                             crawl.max_parse_bytes, crawl.max_parse_seconds)
+        return cls(crawl.max_page_bytes, crawl.max_text_chars, crawl.context_chars, budget,
+                   crawl.max_wat_record_bytes)
+
+    def payload_limit(self, fmt: str) -> int:
+        """Most bytes of a record's payload read into memory: a WAT record's JSON, else a page."""
+        return self.max_wat_record_bytes if fmt == "wat" else self.max_page_bytes
 
 
 def _row(kind: str, file: str, record_id: str | None, offset: int | None, **values) -> dict:
@@ -145,27 +163,34 @@ def _response_rows(record: WarcRecord, file: str, settings: ExtractSettings) -> 
         yield _rejected(record, file, OVERSIZED_PAGE,
                         f"payload of {record.content_length} bytes exceeds {settings.max_page_bytes}")
         return
+    started = time.monotonic()      # the record's parse budget of seconds counts from here
     try:
-        body = P.decode_http_body(record.payload, headers, settings.max_page_bytes)
-        if len(body) > settings.max_page_bytes:
-            raise P.PayloadError(
-                OVERSIZED_PAGE, f"decoded payload of {len(body)} bytes exceeds {settings.max_page_bytes}")
-        if not P.is_html(declared_type, body):
-            raise P.PayloadError(P.NON_HTML, "payload without a media type does not start as HTML")
-        html, _codec = P.decode_html(body, P.content_type_charset(declared_type))
-        too_complex = html_complexity_problem(html)
-        if too_complex is not None:
-            raise P.PayloadError(OVERSIZED_PAGE, too_complex)
+        html = _html_of(record.payload, headers, settings, started)
+        page = extract_page(html, record.target_uri or "", settings.context_chars, settings.budget, started)
     except P.PayloadError as exc:
         yield _rejected(record, file, exc.reason, exc.detail)
         return
-    page_url = record.target_uri or ""
-    page = extract_page(html, page_url, settings.context_chars)
     yield _page_row(record.record_id, record.offset, file, record.target_uri, page.title, page.text,
                     page.feed_links, record.date, len(page.links), settings)
     for link in page.links:
         yield _edge(file, record.record_id, record.offset, record.target_uri, link.url, seen, link.anchor_text,
                     link.context_window, link.rel, link.position)
+
+
+def _html_of(payload: bytes, headers: dict[str, str], settings: ExtractSettings, started: float) -> str:
+    """The HTML of a response payload, decoded, and within the parse budget (its seconds counted
+    from ``started``); else ``PayloadError`` with the reject reason."""
+    declared_type = headers.get("content-type")
+    body = P.decode_http_body(payload, headers, settings.max_page_bytes)
+    if len(body) > settings.max_page_bytes:
+        raise P.PayloadError(OVERSIZED_PAGE, f"decoded payload of {len(body)} bytes exceeds {settings.max_page_bytes}")
+    if not P.is_html(declared_type, body):
+        raise P.PayloadError(P.NON_HTML, "payload without a media type does not start as HTML")
+    html, _codec = P.decode_html(body, P.content_type_charset(declared_type))
+    too_costly = html_cost_problem(html, settings.budget, started)
+    if too_costly is not None:
+        raise P.PayloadError(OVERSIZED_PAGE, too_costly)
+    return html
 
 
 # --- WAT ---------------------------------------------------------------------------------------
@@ -180,7 +205,7 @@ def wat_rows(records: Iterable[WarcRecord | ReadProblem], file: str, settings: E
             yield _skipped(record, file, record.record_type)
         elif record.payload is None:
             yield _rejected(record, file, OVERSIZED_PAGE,
-                            f"WAT JSON of {record.content_length} bytes exceeds {settings.max_page_bytes}")
+                            f"WAT JSON of {record.content_length} bytes exceeds {settings.max_wat_record_bytes}")
         else:
             yield from _guarded(_wat_record_rows, record, file, settings)
 

@@ -44,6 +44,6 @@ def rows_of_file(path: str, fmt: str, settings: X.ExtractSettings) -> Iterator[d
     except (OSError, ImportError, ValueError) as exc:
         yield X.file_error_row(name, exc)
         return
-    records = read_records(open_stream, settings.max_page_bytes)
+    records = read_records(open_stream, settings.payload_limit(fmt))
     rows_of = X.wat_rows if fmt == "wat" else X.warc_rows
     yield from rows_of(records, name, settings)

@@ -45,6 +45,14 @@ from urllib.parse import urljoin, urlsplit
 
 from selectolax.lexbor import LexborHTMLParser
 
+from linkgraph.inputs.crawl.htmlguard import (
+    MAX_HTML_DEPTH,
+    MAX_HTML_WORK,
+    ParseBudget,
+    check_clock,
+    html_cost_problem,
+)
+
 NAV, CONTENT, FOOTER, SIDEBAR = "NAV", "CONTENT", "FOOTER", "SIDEBAR"
 
 _SKIP_TEXT = frozenset({"script", "style", "noscript", "template", "svg", "iframe", "head", "object", "select"})
@@ -73,6 +81,7 @@ _TOKEN_SPLIT = re.compile(r"[^a-z0-9]+")
 _WHITESPACE = re.compile(r"\s+")
 _URL_NOISE = re.compile(r"[\t\n\r]")
 ANCHOR_IN_CONTEXT_MAX = 200
+_CLOCK_EVERY = 4096                 # nodes walked between two looks at the clock
 
 
 @dataclass
@@ -120,64 +129,11 @@ def is_feed_url(url: str) -> bool:
     return path.endswith(_FEED_SUFFIXES) and not last.startswith("sitemap")
 
 
-# --- complexity guard, run before the parser ---------------------------------------------------
-# Lexbor's tree builder does work proportional to the depth of the open-element stack for every
-# start tag (scope checks), so parse time grows with elements x depth: 20k nested <div> take
-# ~2 s, 100k over a minute.  A linear scan estimates both before parsing (Blink's parser stops
-# nesting at 512; pages deeper than MAX_HTML_DEPTH are not real documents).
-MAX_HTML_DEPTH = 1024
-MAX_HTML_WORK = 200_000_000         # sum over start tags of the nesting depth (~3 s of parsing)
-_VOID_OR_OPTIONAL_END = frozenset({
-    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr",
-    "param", "keygen", "basefont", "bgsound", "frame", "image",
-    "p", "li", "dt", "dd", "rt", "rp", "rb", "rtc", "optgroup", "option", "colgroup", "caption", "thead",
-    "tbody", "tfoot", "tr", "td", "th", "html", "head", "body",
-})
-_RAW_TEXT = frozenset({"script", "style", "textarea", "title", "xmp", "iframe", "noembed", "noframes", "noscript"})
-_TAG_OR_COMMENT = re.compile(r"<!--|<(/?)([a-z][a-z0-9:-]{0,40})")
-
-
-def html_complexity_problem(html: str, max_depth: int = MAX_HTML_DEPTH, max_work: int = MAX_HTML_WORK) -> str | None:
-    """Why ``html`` is too deeply nested or too costly to parse, or ``None``.
-
-    One pass over the tags (no backtracking, linear in the page): elements that close themselves
-    or whose end tag is optional do not nest; script/style/… content and comments are skipped."""
-    text = html.lower()
-    depth = deepest = 0
-    work = 0
-    position = 0
-    search = _TAG_OR_COMMENT.search
-    while True:
-        match = search(text, position)
-        if match is None:
-            return None
-        position = match.end()
-        name = match.group(2)
-        if name is None:  # a comment: skip to its end (an unclosed one runs to the end of the page)
-            end = text.find("-->", position)
-            if end < 0:
-                return None
-            position = end + 3
-            continue
-        if name in _VOID_OR_OPTIONAL_END:
-            work += 1
-            continue
-        if match.group(1):
-            depth = max(depth - 1, 0)
-            continue
-        depth += 1
-        work += depth
-        if depth > deepest:
-            deepest = depth
-            if deepest > max_depth:
-                return f"HTML nests elements more than {max_depth} deep (not parsed)"
-        if work > max_work:
-            return f"HTML too costly to parse: nesting depth x elements exceeds {max_work} (not parsed)"
-        if name in _RAW_TEXT:
-            end = text.find(f"</{name}", position)
-            if end < 0:
-                return None
-            position = end
+def html_complexity_problem(html: str, max_depth: int = MAX_HTML_DEPTH, max_work: int = MAX_HTML_WORK,
+                            budget: ParseBudget | None = None) -> str | None:
+    """Why ``html`` is too deeply nested or too costly to parse, or ``None`` (see
+    :mod:`linkgraph.inputs.crawl.htmlguard`); ``budget`` replaces ``max_depth`` and ``max_work``."""
+    return html_cost_problem(html, budget or ParseBudget(max_depth=max_depth, max_work=max_work))
 
 
 def _landmark(tag: str, attributes: dict) -> str | None:
@@ -235,80 +191,112 @@ def _shorten(anchor: str) -> str:
     return f"{anchor[:half]}…{anchor[-half:]}"
 
 
-def extract_page(html: str, page_url: str, context_chars: int = 50) -> PageExtract:
-    """Title, text, links and feed links of ``html`` fetched from ``page_url``."""
+def extract_page(html: str, page_url: str, context_chars: int = 50, budget: ParseBudget | None = None,
+                 started: float | None = None) -> PageExtract:
+    """Title, text, links and feed links of ``html`` fetched from ``page_url``.
+
+    With ``started`` (a ``time.monotonic()``), the parse and the walk of the tree raise
+    ``PayloadError(OVERSIZED_PAGE)`` once ``budget.max_seconds`` have passed since then."""
+    budget = budget or ParseBudget()
+    deadline = None if started is None else started + budget.max_seconds
     tree = LexborHTMLParser(html)
-    root = tree.root
+    if deadline is not None:
+        check_clock(deadline, budget, "in the parser")
     title_node = tree.css_first("title")
     title = normalize_space(title_node.text(deep=True)) if title_node is not None else ""
     base_node = tree.css_first("base[href]")
     base = page_url
     if base_node is not None and (base_node.attributes.get("href") or "").strip():
         base = resolve(page_url, str(base_node.attributes["href"]))
+    walk = _Walk(base, budget, deadline)
+    if tree.root is not None:
+        walk.run(tree.root)
+    return walk.page(title or None, context_chars)
 
-    text = _TextBuffer()
-    open_links: list[dict] = []       # the <a> being walked (HTML5 parsing never nests them)
-    found: list[dict] = []
-    feeds: dict[str, None] = {}
-    landmarks: list[str | None] = []
-    skip_depth = 0
-    # Iterative depth-first walk with enter/exit events: (node, entering).
-    stack = [(root, True)] if root is not None else []
-    while stack:
-        node, entering = stack.pop()
-        tag = node.tag or ""
-        if tag == "-text":
-            if not skip_depth:
-                text.add(node.text_content or "")
-            continue
-        if tag.startswith("-") or tag.startswith("_"):
-            continue  # comments, doctype
-        if entering:
-            attributes = node.attributes
-            if tag in _SKIP_TEXT:
-                skip_depth += 1
-            if tag not in _INLINE:
-                text.boundary()
-            landmarks.append(_landmark(tag, attributes))
-            if tag == "a" and attributes.get("href") is not None:
-                record: dict[str, Any] = {"href": attributes["href"], "rel": attributes.get("rel"), "start": None,
-                                          "alt": None, "position": next((p for p in reversed(landmarks) if p), CONTENT)}
-                record["start"] = text.length   # a pending space is stripped from the anchor below
-                open_links.append(record)
-                found.append(record)
-            elif tag == "img" and open_links and open_links[-1]["alt"] is None:
-                alt = normalize_space(attributes.get("alt"))
-                open_links[-1]["alt"] = alt or None
-            elif tag == "link":
-                _feed_from_link_element(attributes, base, feeds)
-            stack.append((node, False))
-            child = node.last_child
-            while child is not None:
-                stack.append((child, True))
-                child = child.prev
-        else:
-            if tag in _SKIP_TEXT:
-                skip_depth -= 1
-            if tag not in _INLINE:
-                text.boundary()
-            landmarks.pop()
-            if tag == "a" and open_links and node.attributes.get("href") is not None:
-                open_links.pop()["end"] = text.length
 
-    page_text = text.value()
-    links = []
-    for record in found:
-        start, end = record["start"], record.get("end", text.length)
-        anchor = page_text[start:end].strip() or record["alt"]
-        before = page_text[max(0, start - context_chars):start]
-        after = page_text[end:end + context_chars]
-        context = normalize_space(f"{before} {_shorten(anchor or '')} {after}") or None
-        url = resolve(base, record["href"])
-        if is_feed_url(url):
-            feeds.setdefault(url, None)
-        rel = normalize_space(record["rel"]) or None
-        links.append(Link(url, anchor or None, context, rel, record["position"]))
-    return PageExtract(title or None, page_text, links, list(feeds))
+class _Walk:
+    """One depth-first walk of the parsed tree in document order (iterative, enter/leave events),
+    collecting the page text, the links with their text offsets and landmarks, and feed links."""
+
+    def __init__(self, base: str, budget: ParseBudget, deadline: float | None) -> None:
+        self.base = base
+        self.budget = budget
+        self.deadline = deadline
+        self.text = _TextBuffer()
+        self.open_links: list[dict] = []      # the <a> being walked (HTML5 parsing never nests them)
+        self.found: list[dict] = []
+        self.feeds: dict[str, None] = {}
+        self.landmarks: list[str | None] = []
+        self.skip_depth = 0
+
+    def run(self, root: Any) -> None:
+        stack = [(root, True)]
+        steps = 0
+        while stack:
+            node, entering = stack.pop()
+            steps += 1
+            if self.deadline is not None and steps % _CLOCK_EVERY == 0:
+                check_clock(self.deadline, self.budget, "walking the parsed page")
+            tag = node.tag or ""
+            if tag == "-text":
+                if not self.skip_depth:
+                    self.text.add(node.text_content or "")
+            elif tag.startswith("-") or tag.startswith("_"):
+                continue  # comments, doctype
+            elif entering:
+                self.enter(node, tag)
+                stack.append((node, False))
+                child = node.last_child
+                while child is not None:
+                    stack.append((child, True))
+                    child = child.prev
+            else:
+                self.leave(node, tag)
+
+    def enter(self, node: Any, tag: str) -> None:
+        attributes = node.attributes
+        if tag in _SKIP_TEXT:
+            self.skip_depth += 1
+        if tag not in _INLINE:
+            self.text.boundary()
+        self.landmarks.append(_landmark(tag, attributes))
+        if tag == "a" and attributes.get("href") is not None:
+            record: dict[str, Any] = {
+                "href": attributes["href"], "rel": attributes.get("rel"), "alt": None,
+                "position": next((p for p in reversed(self.landmarks) if p), CONTENT),
+                "start": self.text.length,   # a pending space is stripped from the anchor below
+            }
+            self.open_links.append(record)
+            self.found.append(record)
+        elif tag == "img" and self.open_links and self.open_links[-1]["alt"] is None:
+            self.open_links[-1]["alt"] = normalize_space(attributes.get("alt")) or None
+        elif tag == "link":
+            _feed_from_link_element(attributes, self.base, self.feeds)
+
+    def leave(self, node: Any, tag: str) -> None:
+        if tag in _SKIP_TEXT:
+            self.skip_depth -= 1
+        if tag not in _INLINE:
+            self.text.boundary()
+        self.landmarks.pop()
+        if tag == "a" and self.open_links and node.attributes.get("href") is not None:
+            self.open_links.pop()["end"] = self.text.length
+
+    def page(self, title: str | None, context_chars: int) -> PageExtract:
+        page_text = self.text.value()
+        links = []
+        for record in self.found:
+            start, end = record["start"], record.get("end", self.text.length)
+            anchor = page_text[start:end].strip() or record["alt"]
+            before = page_text[max(0, start - context_chars):start]
+            after = page_text[end:end + context_chars]
+            context = normalize_space(f"{before} {_shorten(anchor or '')} {after}") or None
+            url = resolve(self.base, record["href"])
+            if is_feed_url(url):
+                self.feeds.setdefault(url, None)
+            rel = normalize_space(record["rel"]) or None
+            links.append(Link(url, anchor or None, context, rel, record["position"]))
+        return PageExtract(title, page_text, links, list(self.feeds))
 
 
 def _feed_from_link_element(attributes: dict, base: str, feeds: dict[str, None]) -> None:

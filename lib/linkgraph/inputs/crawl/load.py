@@ -104,7 +104,7 @@ def run(ctx: StepContext, input_path: str, fmt: str) -> IngestReport:
         return run_ccgraph(ctx, input_path)
     config, lake = ctx.config, ctx.lake
     report = CrawlIngestReport(source=str(input_path), input_format=fmt)
-    settings = X.ExtractSettings(config.crawl.max_page_bytes, config.crawl.max_text_chars, config.crawl.context_chars)
+    settings = X.ExtractSettings.from_config(config.crawl)
     extracted = extract_rows(ctx.spark, input_path, fmt, settings, report).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         count_records(extracted, report)

@@ -8,6 +8,9 @@ crashing:
   -> ``TRUNCATED_RECORD`` with its record id;
 * bytes after the last complete record that are not a readable record (file cut inside the next
   record's headers, or inside its gzip member) -> ``TRUNCATED_RECORD`` with their offset;
+* a record of an uncompressed file whose ``Content-Length`` does not end it (the block is not
+  followed by CRLF CRLF and the next ``WARC/`` header or the end of the file) -> ``MALFORMED_RECORD``;
+  none of it is used and reading resumes at the next ``WARC/1.0``/``WARC/1.1`` line after its headers;
 * data that cannot be decompressed or parsed in the middle of a file -> ``MALFORMED_RECORD``; the
   reader then skips to the next gzip member that decompresses to a ``WARC/`` header and goes on
   (per-record gzip, the norm for WARC files), or gives up on the rest of the file (reported).
@@ -20,6 +23,7 @@ streams are detected from their first bytes.
 from __future__ import annotations
 
 import io
+import re
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -34,6 +38,10 @@ MALFORMED_RECORD = "MALFORMED_RECORD"
 GZIP_MAGIC = b"\x1f\x8b\x08"
 _SCAN_BLOCK = 1 << 20
 _HEADER_ROOM = 1 << 20
+_PLAIN_HEADER_ROOM = 1 << 16
+_WARC_START = b"WARC/"
+_PLAIN_HEADER = re.compile(rb"\nWARC/1\.[01]\r?\n")
+_HEADER_LINE_LENGTH = 12
 
 
 @dataclass
@@ -192,75 +200,85 @@ def read_records(open_stream: Opener, max_payload_bytes: int) -> Iterator[WarcRe
         is_gzip = probe.read(2) == GZIP_MAGIC[:2]
     start = 0
     while start < size:
-        resume = yield from _read_from(open_stream, start, size, is_gzip, max_payload_bytes)
+        resume = yield from _Segment(open_stream, start, size, is_gzip, max_payload_bytes).read()
         if resume is None:
             return
         start = resume
 
 
-def _read_from(open_stream: Opener, start: int, size: int, is_gzip: bool, max_payload_bytes: int):
-    """Read records from ``start``; returns where to resume after unreadable data, or None.
+class _Segment:
+    """Records read from ``start`` on, until the end of the file or unreadable data.
 
     Each record is held back until the next one has been read: the last record of a file cut off
     inside its headers looks complete to FastWARC, so its end is checked against the file first.
+    Records of a plain (uncompressed) file are checked as they are read (:func:`_plain_problem`).
     """
-    pending: WarcRecord | None = None
-    last_offset = None          # offset of the last record whose block was read
-    current_id = None
-    base = None                 # FastWARC's stream_pos is the stream's tell(); tolerate relative ones
-    last_block_length = 0
-    with open_stream() as stream:
-        stream.seek(start)
-        try:
-            for record in ArchiveIterator(stream, parse_http=True, auto_decode="none"):
-                if base is None:
-                    base = 0 if record.stream_pos == start else start
-                offset = base + record.stream_pos
-                current_id = record.record_id
-                status, headers = _http_headers(record)
-                length = record.content_length
-                payload = None
-                if length <= max_payload_bytes:
-                    payload = record.reader.read()
-                if pending is not None:
-                    yield pending
-                    pending = None
-                last_offset, current_id = offset, None
-                if payload is not None and len(payload) < length:
-                    yield ReadProblem(
-                        offset, TRUNCATED_RECORD,
-                        f"{record.record_type} record {record.record_id} at offset {offset}: block cut off "
-                        f"after {len(payload)} of {length} payload bytes",
-                        record.record_id, _target_uri(record),
-                    )
-                    return None
-                pending = WarcRecord(
-                    offset=offset,
-                    record_type=str(record.record_type),
-                    record_id=record.record_id,
-                    target_uri=_target_uri(record),
-                    date=_record_date(record),
-                    content_type=_header(record, "Content-Type"),
-                    content_length=length,
-                    http_status=status,
-                    http_headers=headers,
-                    payload=payload,
-                )
-                pending_block_length = _block_length(record)
-                last_block_length = pending_block_length
-        except (OSError, ValueError, EOFError) as exc:
-            if pending is not None:
-                yield pending
-            cap = _member_cap(last_block_length, max_payload_bytes)
-            return (yield from _skip_unreadable(stream, start, last_offset, is_gzip, current_id, exc, cap))
+
+    def __init__(self, open_stream: Opener, start: int, size: int, is_gzip: bool, max_payload_bytes: int) -> None:
+        self.open_stream = open_stream
+        self.start, self.size, self.is_gzip = start, size, is_gzip
+        self.max_payload_bytes = max_payload_bytes
+        self.pending: WarcRecord | None = None
+        self.pending_block_length = 0
+        self.last_offset: int | None = None      # offset of the last record whose block was read
+        self.current_id: str | None = None
+        self.base: int | None = None             # FastWARC's stream_pos may be relative to start
+
+    def read(self):
+        """Yield records and problems; return where to resume after unreadable data, or None."""
+        with self.open_stream() as stream, self.open_stream() as check:
+            stream.seek(self.start)
+            try:
+                for record in ArchiveIterator(stream, parse_http=True, auto_decode="none"):
+                    resume = yield from self._record(record, check)
+                    if resume is not False:
+                        return resume
+            except (OSError, ValueError, EOFError) as exc:
+                if self.pending is not None:
+                    yield self.pending
+                cap = _member_cap(self.pending_block_length, self.max_payload_bytes)
+                return (yield from _skip_unreadable(stream, self.start, self.last_offset, self.is_gzip,
+                                                    self.current_id, exc, cap))
+            return (yield from self._last(stream))
+
+    def _record(self, record, check: BinaryIO):
+        """Take one record: ``False`` to go on, else where to resume (or None) after a problem."""
+        if self.base is None:
+            self.base = 0 if record.stream_pos == self.start else self.start
+        offset = self.base + record.stream_pos
+        self.current_id = record.record_id
+        block_length = _block_length(record)
+        if not self.is_gzip:
+            bad = _plain_problem(check, offset, block_length, self.size)
+            if bad is not None:
+                if self.pending is not None:
+                    yield self.pending
+                return (yield from _resync(check, offset, record, bad, self.size))
+        length = record.content_length
+        payload = record.reader.read() if length <= self.max_payload_bytes else None
+        if self.pending is not None:
+            yield self.pending
+            self.pending = None
+        self.last_offset, self.current_id = offset, None
+        if payload is not None and len(payload) < length:
+            yield ReadProblem(offset, TRUNCATED_RECORD,
+                              f"{record.record_type} record {record.record_id} at offset {offset}: block cut off "
+                              f"after {len(payload)} of {length} payload bytes", record.record_id, _target_uri(record))
+            return None
+        self.pending = _warc_record(record, offset, length, payload)
+        self.pending_block_length = block_length
+        return False
+
+    def _last(self, stream: BinaryIO):
+        """Check and yield the held-back last record of the segment."""
+        pending, start, size = self.pending, self.start, self.size
         if pending is None:
-            if start < size:
-                yield ReadProblem(start, TRUNCATED_RECORD,
-                                  f"{size - start} bytes at offset {start} hold no readable WARC record")
+            yield ReadProblem(start, TRUNCATED_RECORD, f"{size - start} bytes at offset {start} hold no readable "
+                                                       f"WARC record")
             return None
         try:
-            end = (_member_end(stream, pending.offset, _member_cap(pending_block_length, max_payload_bytes))
-                   if is_gzip else _plain_record_end(stream, pending.offset, pending_block_length))
+            end = (_member_end(stream, pending.offset, _member_cap(self.pending_block_length, self.max_payload_bytes))
+                   if self.is_gzip else _plain_record_end(stream, pending.offset, self.pending_block_length))
         except _MemberTooLarge as exc:
             yield pending
             yield ReadProblem(pending.offset, MALFORMED_RECORD,
@@ -280,7 +298,77 @@ def _read_from(open_stream: Opener, start: int, size: int, is_gzip: bool, max_pa
             yield ReadProblem(end, TRUNCATED_RECORD,
                               f"{size - end} bytes at offset {end} after the last complete record are not a "
                               f"readable record (file cut off inside a record's headers?)")
+        return None
+
+
+def _warc_record(record, offset: int, length: int, payload: bytes | None) -> WarcRecord:
+    status, headers = _http_headers(record)
+    return WarcRecord(
+        offset=offset,
+        record_type=str(record.record_type),
+        record_id=record.record_id,
+        target_uri=_target_uri(record),
+        date=_record_date(record),
+        content_type=_header(record, "Content-Type"),
+        content_length=length,
+        http_status=status,
+        http_headers=headers,
+        payload=payload,
+    )
+
+
+def _plain_problem(stream: BinaryIO, offset: int, block_length: int, size: int) -> str | None:
+    """Why the uncompressed record at ``offset`` is not one: its headers do not end, or its
+    ``Content-Length`` does not end the block where CRLF CRLF and then the next ``WARC/`` header
+    (or the end of the file) stand.  ``None`` for a good record."""
+    stream.seek(offset)
+    head = stream.read(_PLAIN_HEADER_ROOM)
+    cut = head.find(b"\r\n\r\n")
+    if cut < 0:
+        return f"no end of the record's headers within {_PLAIN_HEADER_ROOM} bytes"
+    block_end = offset + cut + 4 + block_length
+    if block_end + 4 > size:
+        return f"its Content-Length {block_length} runs past the end of the file"
+    stream.seek(block_end)
+    tail = stream.read(4 + len(_WARC_START))
+    if tail[:4] != b"\r\n\r\n":
+        return f"its block of Content-Length {block_length} is not followed by CRLF CRLF"
+    following = tail[4:]
+    if following and not following.startswith(_WARC_START) and (following + stream.read(64)).strip(b"\r\n\0 "):
+        return f"its block of Content-Length {block_length} is not followed by a WARC record header"
     return None
+
+
+def _resync(stream: BinaryIO, offset: int, record, why: str, size: int):
+    """One reject for a plain record that does not validate, and where the next record header
+    (``WARC/1.0`` or ``WARC/1.1`` at the start of a line) after its headers stands, or None."""
+    resume = _next_plain_header(stream, offset + 1)
+    what = f"{record.record_type} record {record.record_id} at offset {offset}: {why}"
+    uri = _target_uri(record)
+    if resume is None:
+        reason = TRUNCATED_RECORD if "past the end" in why else MALFORMED_RECORD
+        yield ReadProblem(offset, reason, f"{what}; no record header follows in the remaining {size - offset} bytes",
+                          record.record_id, uri)
+        return None
+    yield ReadProblem(offset, MALFORMED_RECORD, f"{what}; reading resumes at the next record header at offset "
+                                                f"{resume}", record.record_id, uri)
+    return resume
+
+
+def _next_plain_header(stream: BinaryIO, after: int) -> int | None:
+    """Offset of the first ``WARC/1.0`` or ``WARC/1.1`` header line at the start of a line at or
+    after ``after``."""
+    position = max(after - 1, 0)
+    while True:
+        stream.seek(position)
+        block = stream.read(_SCAN_BLOCK + _HEADER_LINE_LENGTH)
+        if len(block) <= _HEADER_LINE_LENGTH:
+            return None
+        for match in _PLAIN_HEADER.finditer(block):
+            found = position + match.start() + 1
+            if found >= after:
+                return found
+        position += _SCAN_BLOCK
 
 
 def _skip_unreadable(stream: BinaryIO, start: int, last_offset: int | None, is_gzip: bool,
