@@ -34,6 +34,8 @@ from linkgraph.textfiles import LineLimits, decompressing, open_raw
 MAX_GML_BYTES = 64 * 1024 * 1024
 _STEP = 1 << 20
 _TOKEN = re.compile(r'"[^"]*"?|\[|\]|#[^\n]*|[^\s\[\]"]+')
+# runs of ``key [`` and of ``]``: inside a nested list only the depth changes, counted in one step
+_RUN_OR_TOKEN = re.compile(r'(?P<opens>(?:[^\s\[\]"#]+\s*\[\s*){2,})|(?P<closes>(?:\]\s*){2,})|' + _TOKEN.pattern)
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
 _RECORD_LISTS = ("node", "edge")
 _KEPT_KEYS = ("id", "label", "source", "target")
@@ -82,7 +84,9 @@ def label_to_url(label: str) -> str:
 
 def _complete(token: str) -> bool:
     """Whether ``token``, found at the end of the text fed so far, cannot go on in the next piece."""
-    return token in ("[", "]") or (len(token) > 1 and token[0] == token[-1] == '"')
+    if token[0] == '"':
+        return len(token) > 1 and token[-1] == '"'
+    return token.rstrip()[-1] in "[]"
 
 
 class GmlParser:
@@ -107,12 +111,23 @@ class GmlParser:
     def feed(self, text: str) -> None:
         text = self._skip(self.carry + text) if self.skipping else self.carry + text
         self.carry = ""
-        for match in _TOKEN.finditer(text):
+        for match in _RUN_OR_TOKEN.finditer(text):
             token = match.group()
             if match.end() == len(text) and not _complete(token):
                 self.carry = token
                 break
-            self.token(token)
+            if match.lastgroup == "opens" and self.key is None and self.depth >= 2:
+                self.depth += token.count("[")
+            elif match.lastgroup == "closes" and self.key is None and self.depth > 2:
+                fast = min(token.count("]"), self.depth - 2)
+                self.depth -= fast
+                for _ in range(token.count("]") - fast):
+                    self._close_list()
+            elif match.lastgroup:
+                for part in _TOKEN.finditer(token):
+                    self.token(part.group())
+            else:
+                self.token(token)
         if len(self.carry) > self.max_token:
             self.problem(f"a token longer than {self.max_token} characters")
             self.skipping = self.carry[0] if self.carry[0] in '"#' else "w"

@@ -136,16 +136,17 @@ class _Line:
 class LineCutter:
     """Cuts a byte stream into lines within the limits (see the module docstring).
 
-    ``offset``: the position in the (decompressed) file of the stream's first byte; a stream
-    opened in the middle of a file first skips to the start of the next line."""
+    ``offset``: the position in the (decompressed) file of the stream's first byte; with
+    ``skip_first`` (a stream opened in the middle of a file) the bytes up to the first newline are
+    skipped."""
 
-    def __init__(self, limits: LineLimits, offset: int = 0) -> None:
+    def __init__(self, limits: LineLimits, offset: int = 0, skip_first: bool = False) -> None:
         self.limits = limits
         self.position = offset  # of the next byte read
         self.line_start = offset
         self.pending = bytearray()
         self.overlong = 0  # bytes of the current line when it is over the limit, else 0
-        self.skipping = offset > 0
+        self.skipping = skip_first
 
     def feed(self, chunk: bytes) -> Iterator[_Line]:
         """The lines completed by ``chunk``."""
@@ -202,7 +203,7 @@ def cut_lines(stream: IO[bytes], limits: LineLimits, start: int = 0, end: int = 
     or as a problem, and a problem when the file exceeds ``max_file_bytes``."""
     if start > 0:
         stream.seek(start - 1)
-    cutter = LineCutter(limits, offset=max(start - 1, 0))
+    cutter = LineCutter(limits, offset=max(start - 1, 0), skip_first=start > 0)
     while True:
         chunk = stream.read(CHUNK_BYTES)
         if not chunk:
