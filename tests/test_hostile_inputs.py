@@ -37,7 +37,7 @@ def edge(i: int, **extra) -> bytes:
 
 class PeakRss:
     """The peak resident memory of this process and all its descendants (the Spark JVM and its
-    Python workers), sampled every 50 ms while the block runs."""
+    Python workers), sampled every 200 ms while the block runs."""
 
     def __init__(self) -> None:
         self.peak = 0
@@ -76,7 +76,7 @@ class PeakRss:
     def _sample(self) -> None:
         while not self._stop.is_set():
             self.peak = max(self.peak, self._tree_bytes())
-            self._stop.wait(0.05)
+            self._stop.wait(0.2)
 
 
 def stored_rejects(config) -> pa.Table:
@@ -104,19 +104,27 @@ def test_gzip_line_bomb_is_one_reject_and_the_rest_of_the_file_is_kept(spark, tm
     (inputs / "text.jsonl").write_bytes(
         edge(3) + b'{"from_url": "http://www.alpha.com/a\\udc00b", "to_url": "http://www.beta.org/"}\n'
         + b'{"from_url": "http://www.alpha.com/\\ud800", "to_url": "http://www.beta.org/"}\n'
-        + b'{"from_url": "http://www.alpha.com/\\\\udc00", "to_url": "http://www.beta.org/s"}\n'   # text, not an escape
+        + b'{"from_url": "http://www.alpha.com/p4", "to_url": "http://www.beta.org/s", "anchor_text": "\\\\udc00"}\n'
         + b'{"from_url": "http://www.alpha.com/\\ud83d\\ude00", "to_url": "http://www.beta.org/e"}\n')  # a pair
     (inputs / "passwd.jsonl").symlink_to("/etc/passwd")
     (inputs / "_SUCCESS").write_bytes(edge(90))
     (inputs / ".hidden.jsonl").write_bytes(edge(91))
     config = config_from_dict({"lake": {"path": str(tmp_path / "lake")}})
 
+    # the reader alone, in a fresh interpreter under a 1 GiB address-space cap and 30 s
+    problems = run_bounded("""
+        from linkgraph.textfiles import LineLimits, read_split
+        rows = [r for b in read_split(sys.argv[1], 0, -1, LineLimits()) for r in b.to_pylist()]
+        result = [r["problem"] is not None for r in rows]
+    """, "file:" + str(inputs / "bomb.jsonl.gz"))
+    assert problems == [False, True, False]
+
     started = time.monotonic()
     with PeakRss() as memory:
         report = ingest_step(spark, config, str(inputs), "jsonl")
-    seconds = time.monotonic() - started
-    print(f"line bomb: {seconds:.1f}s, peak RSS of the test process tree {memory.peak / MiB:.0f} MiB")
-    assert seconds < 60 and memory.peak < 3 * GiB
+    # the whole ingest's time depends on the machine's load; its memory does not
+    print(f"line bomb: {time.monotonic() - started:.1f}s, peak RSS of the test process tree {memory.peak / MiB:.0f} MiB")
+    assert memory.peak < 3 * GiB
 
     assert report.rejected_by_reason == {R.MALFORMED_RECORD: 3}, report.rejected_by_reason
     assert report.written == 5 and report.read == 8
@@ -164,18 +172,19 @@ def test_invalid_utf8_and_a_31_mb_field_in_parquet_are_rejected_and_stored_bound
 
 def test_line_and_file_limits_on_arcs_csv_and_dat(spark, tmp_path):
     arcs = tmp_path / "graph.arcs"
-    arcs.write_bytes(b"1 2\n" + b"3 " + b"4" * 5000 + b"\n5 6\n" + b"7 8\n" * 400)   # 6.6 KB
+    arcs.write_bytes(b"1 2\n" + b"3 " + b"4" * 5000 + b"\n5 6\n" + b"7 8\n" * 1000)   # 9 KB
     csv = tmp_path / "edges.csv.bz2"
     csv.write_bytes(bz2.compress(b"from_url,to_url\nhttp://a.com/1,http://b.com/1\n" + b"x" * 3000
                                  + b"\nhttp://a.com/2,http://b.com/2\n"))
     dat = tmp_path / "graph.dat"
     dat.write_bytes(b"2 1\n0 http://a.com/\n1 http://b.com/\n0 1\n")
     config = config_from_dict({"lake": {"path": str(tmp_path / "lake")},
-                               "ingest": {"max_line_bytes": 2048, "max_file_bytes": 2048 + 1000}})
+                               "ingest": {"max_line_bytes": 2048, "max_file_bytes": 8000}})
     report = ingest_step(spark, config, str(arcs), "arcs")
-    # 1 2, 5 6 and the 7 8 lines whole before byte 3048; the over-long line; the rest of the file
-    assert report.rejected_by_reason[R.MALFORMED_RECORD] == 2
-    assert report.read - report.rejected_by_reason.get(R.DUPLICATE_MERGED, 0) - 2 == 3
+    # kept: 1 2, 5 6 and the 747 lines "7 8" that end before byte 8000 (one link, 746 duplicates);
+    # rejected: the over-long line and the rest of the file
+    assert report.written == 3
+    assert report.rejected_by_reason == {R.MALFORMED_RECORD: 2, R.DUPLICATE_MERGED: 746}
     csv_config = config_from_dict({"lake": {"path": str(tmp_path / "lake2")}, "ingest": {"max_line_bytes": 2048}})
     report = ingest_step(spark, csv_config, str(csv), "csv")
     assert (report.written, report.rejected_by_reason) == (2, {R.MALFORMED_RECORD: 1})
