@@ -38,6 +38,8 @@ class IngestReport(Report):
     # records that are a links row after the run (inserted, updated or already stored unchanged):
     # every record read is written or rejected, read = written + rejected
     written: int = 0
+    # input files left out, by kind (``symlink``, ``hidden``): see ``linkgraph.lake.paths.list_input_files``
+    skipped_files: dict[str, int] = field(default_factory=dict)
 
     @property
     def upserted(self) -> int:
@@ -52,8 +54,14 @@ class IngestReport(Report):
         return (
             f"ingest {display(self.source)}: read={self.read} upserted={self.upserted} rejected={self.rejected} "
             f"(links +{self.links_inserted} new, {self.links_updated} updated; pages +{self.pages_inserted} new, "
-            f"{self.pages_updated} updated; rejects by reason: {reasons}) in {self.seconds:.1f}s"
+            f"{self.pages_updated} updated; rejects by reason: {reasons}){self._skipped_text()} in {self.seconds:.1f}s"
         )
+
+    def _skipped_text(self) -> str:
+        if not self.skipped_files:
+            return ""
+        kinds = ", ".join(f"{kind} {count}" for kind, count in sorted(self.skipped_files.items()))
+        return f" skipped_files={sum(self.skipped_files.values())} ({kinds})"
 
 
 def count_rejects(rejects: DataFrame, report: IngestReport) -> None:

@@ -157,31 +157,30 @@ def classify_link_type(df: DataFrame) -> DataFrame:
     return df.withColumn(S.LINK_TYPE, F.coalesce(_rel_types(declared_values), by_domain))
 
 
-def validate_edges(raw: DataFrame, config: IngestConfig) -> DataFrame:
-    """Canonicalise both endpoints, parse and check every field, attach ``reason``/``detail``.
+def _canonical_problem(end: Column, column: str) -> Column:
+    return F.when(end["reason"].isNotNull(), F.struct(end["reason"].alias("reason"),
+                                                     F.concat(F.lit(f"{column}: "), end["detail"]).alias("detail")))
 
-    The first failing check (in the order below) gives the reason; nothing is filtered here.
-    """
-    src, dst = F.col("_src"), F.col("_dst")
-    given_type = F.upper(F.trim(F.col(S.LINK_TYPE)))
-    position = F.upper(F.trim(F.col(S.POSITION)))
-    checked = raw.withColumns({
-        "_src": canonical_url(F.col(S.FROM_URL)),
-        "_dst": canonical_url(F.col(S.TO_URL)),
-        DISCOVERED: _parse_timestamp(S.DISCOVERED_AT),
-        LAST_SEEN: _parse_timestamp(S.LAST_SEEN_AT),
-    })
-    problem = F.coalesce(
+
+def _field_problems(config: IngestConfig) -> list[Column]:
+    """Checks of the record as read: unreadable, invalid UTF-8, over a length limit, bad URLs."""
+    return [
         _reject(F.col(CORRUPT_RECORD).isNotNull(), S.Reason.MALFORMED_RECORD, F.substring(CORRUPT_RECORD, 1, 2000)),
         _invalid_utf8(),
         _oversized(S.FROM_URL, config.max_url_length),
         _oversized(S.TO_URL, config.max_url_length),
         _oversized(S.ANCHOR_TEXT, config.max_anchor_length),
         _oversized(S.CONTEXT_WINDOW, config.max_context_length),
-        F.when(src["reason"].isNotNull(), F.struct(src["reason"].alias("reason"),
-                                                   F.concat(F.lit("from_url: "), src["detail"]).alias("detail"))),
-        F.when(dst["reason"].isNotNull(), F.struct(dst["reason"].alias("reason"),
-                                                   F.concat(F.lit("to_url: "), dst["detail"]).alias("detail"))),
+        _canonical_problem(F.col("_src"), S.FROM_URL),
+        _canonical_problem(F.col("_dst"), S.TO_URL),
+    ]
+
+
+def _value_problems(config: IngestConfig) -> list[Column]:
+    """Checks of the values: timestamps, position, link type, self-links."""
+    given_type = F.upper(F.trim(F.col(S.LINK_TYPE)))
+    position = F.upper(F.trim(F.col(S.POSITION)))
+    return [
         _bad_timestamp(S.DISCOVERED_AT, DISCOVERED),
         _bad_timestamp(S.LAST_SEEN_AT, LAST_SEEN),
         _timestamp_out_of_range(S.DISCOVERED_AT, DISCOVERED),
@@ -202,18 +201,40 @@ def validate_edges(raw: DataFrame, config: IngestConfig) -> DataFrame:
             F.concat(F.lit("link_type not one of " + "|".join(S.LINK_TYPES) + ": "), F.substring(S.LINK_TYPE, 1, 100)),
         ),
         _reject(
-            F.lit(config.self_links == "reject") & (src["url"] == dst["url"]),
+            F.lit(config.self_links == "reject") & (F.col("_src")["url"] == F.col("_dst")["url"]),
             S.Reason.SELF_LINK,
             "from_url and to_url are the same page",
         ),
-    )
+    ]
+
+
+def _valid_text(column: str) -> Column:
+    """``column`` when it is valid UTF-8, else null: the Arrow UDF decodes only valid text (the
+    invalid value is rejected as MALFORMED_RECORD by ``_invalid_utf8``, which comes first)."""
+    return F.when(F.is_valid_utf8(F.col(column)), F.col(column))
+
+
+def validate_edges(raw: DataFrame, config: IngestConfig) -> DataFrame:
+    """Canonicalise both endpoints, parse and check every field, attach ``reason``/``detail``.
+
+    The first failing check (in the order of ``_field_problems`` then ``_value_problems``) gives
+    the reason; nothing is filtered here.
+    """
+    src, dst = F.col("_src"), F.col("_dst")
+    checked = raw.withColumns({
+        "_src": canonical_url(_valid_text(S.FROM_URL)),
+        "_dst": canonical_url(_valid_text(S.TO_URL)),
+        DISCOVERED: _parse_timestamp(S.DISCOVERED_AT),
+        LAST_SEEN: _parse_timestamp(S.LAST_SEEN_AT),
+    })
+    problem = F.coalesce(*_field_problems(config), *_value_problems(config))
     # one projection per group of columns (each withColumn call is one more analysis of the plan)
     validated = (
         checked.withColumns({
             "_problem": problem,
             SRC_URL: src["url"], SRC_HOST: src["host"], SRC_DOMAIN: src["registered_domain"],
             DST_URL: dst["url"], DST_HOST: dst["host"], DST_DOMAIN: dst["registered_domain"],
-            S.POSITION: position,
+            S.POSITION: F.upper(F.trim(F.col(S.POSITION))),
         })
         .transform(classify_link_type)
         .withColumns({S.REASON: F.col("_problem.reason"), S.DETAIL: F.col("_problem.detail")})

@@ -94,6 +94,10 @@ class IngestConfig:
     ``broadcast_pages``: a batch with at most this many distinct pages gives its links their page
     ids from a broadcast (url, page_id) table (about 100 bytes a page on every executor), without
     shuffling the link records; a larger one joins by shuffling (0: always).
+    ``max_line_bytes`` / ``max_file_bytes``: limits of a text input's line and of a file's
+    decompressed bytes (JSONL, CSV, arcs, dat, GML), enforced while the file is streamed; a longer
+    line is one MALFORMED_RECORD reject, a larger file is read up to the limit and ends in one.
+    ``follow_symlinks``: read an input file that is a symbolic link (false: it is skipped and counted).
     """
 
     self_links: str = "reject"
@@ -102,11 +106,15 @@ class IngestConfig:
     max_context_length: int = 500
     csv_delimiter: str = ","
     broadcast_pages: int = 500_000
+    max_line_bytes: int = 1_048_576
+    max_file_bytes: int = 17_179_869_184
+    follow_symlinks: bool = False
 
     def __post_init__(self) -> None:
         if self.self_links not in ("reject", "keep"):
             raise ConfigError(f"ingest.self_links must be 'reject' or 'keep', got {self.self_links!r}")
-        for name in ("max_url_length", "max_anchor_length", "max_context_length"):
+        for name in ("max_url_length", "max_anchor_length", "max_context_length", "max_line_bytes",
+                     "max_file_bytes"):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"ingest.{name} must be positive")
         if self.broadcast_pages < 0:

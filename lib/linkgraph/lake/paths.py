@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
@@ -261,3 +262,75 @@ def guess_format(path: str) -> str:
     if suffixes and suffixes[-1] in _EXTENSION_FORMATS:
         return _EXTENSION_FORMATS[suffixes[-1]]
     raise UsageError(f"cannot tell the format of {path}; pass --format ({'|'.join(FORMATS)})")
+
+
+# --- input files: listed without symbolic links and hidden files ----------------------------------
+
+SKIPPED_SYMLINK = "symlink"
+SKIPPED_HIDDEN = "hidden"
+
+
+@dataclass
+class InputFiles:
+    """The data files of an input (``(path, bytes)``, sorted) and the files left out, by kind
+    (``symlink``: a symbolic link, ``hidden``: a name starting with ``_`` or ``.``, as Spark skips)."""
+
+    files: list[tuple[str, int]] = field(default_factory=list)
+    skipped: dict[str, int] = field(default_factory=dict)
+
+    def skip(self, kind: str) -> None:
+        self.skipped[kind] = self.skipped.get(kind, 0) + 1
+
+
+def _hidden(name: str) -> bool:
+    return name.startswith(("_", "."))
+
+
+def _list_local(root: str, follow_symlinks: bool, found: InputFiles) -> None:
+    if os.path.islink(root) and not follow_symlinks:
+        found.skip(SKIPPED_SYMLINK)
+        return
+    if not os.path.isdir(root):
+        found.files.append(("file:" + root, os.path.getsize(root)))
+        return
+    with os.scandir(root) as entries:
+        for entry in sorted(entries, key=lambda e: e.name):
+            if _hidden(entry.name):
+                found.skip(SKIPPED_HIDDEN)
+            elif entry.is_symlink() and not follow_symlinks:
+                found.skip(SKIPPED_SYMLINK)
+            elif entry.is_dir():
+                _list_local(entry.path, follow_symlinks, found)
+            elif entry.is_file():
+                found.files.append(("file:" + entry.path, entry.stat().st_size))
+
+
+def _list_remote(spark: SparkSession | None, path: str, follow_symlinks: bool, found: InputFiles) -> None:
+    hadoop_path, fs = _hadoop_path(spark, path)
+    pending = [fs.getFileStatus(hadoop_path)]
+    while pending:
+        status = pending.pop()
+        if status.isSymlink() and not follow_symlinks:
+            found.skip(SKIPPED_SYMLINK)
+        elif status.isDirectory():
+            for child in fs.listStatus(status.getPath()):
+                if _hidden(str(child.getPath().getName())):
+                    found.skip(SKIPPED_HIDDEN)
+                else:
+                    pending.append(child)
+        else:
+            found.files.append((str(status.getPath().toString()), int(status.getLen())))
+
+
+def list_input_files(spark: SparkSession | None, paths: str | list[str], follow_symlinks: bool = False) -> InputFiles:
+    """The files of one or more input paths (a file, or a directory read recursively), hidden
+    files and (unless ``follow_symlinks``) symbolic links left out and counted."""
+    found = InputFiles()
+    for path in [paths] if isinstance(paths, str) else paths:
+        local = local_path(path)
+        if local is not None:
+            _list_local(os.path.abspath(local), follow_symlinks, found)
+        else:
+            _list_remote(spark, path, follow_symlinks, found)
+    found.files.sort()
+    return found

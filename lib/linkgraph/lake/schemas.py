@@ -132,6 +132,9 @@ REASON = "reason"
 DETAIL = "detail"
 SOURCE = "source"
 REJECTED_AT = "rejected_at"
+# a raw value (and ``detail``) is stored as valid UTF-8 of at most this many characters; a longer or
+# invalid one is stored clipped, its original's length in bytes and sha2-256 named in ``detail``
+REJECT_FIELD_CHARS = 2000
 
 REJECTS = StructType(
     [

@@ -128,9 +128,28 @@ def reject_rows(rows: DataFrame, source: str | Column) -> DataFrame:
         F.sha2(identity, 256).alias(S.REJECT_ID),
         source.alias(S.SOURCE),
         S.REASON,
-        S.DETAIL,
-        *raw_columns,
+        _detail_with_originals(raw_columns).alias(S.DETAIL),
+        *[bounded_text(F.col(c)).alias(c) for c in raw_columns],
     )
+
+
+def bounded_text(value: Column) -> Column:
+    """``value`` as valid UTF-8 (an invalid byte becomes U+FFFD) of at most ``S.REJECT_FIELD_CHARS``
+    characters: what ``rejects`` stores of a raw value."""
+    return F.substring(F.make_valid_utf8(value), 1, S.REJECT_FIELD_CHARS)
+
+
+def _detail_with_originals(raw_columns: list[str]) -> Column:
+    """``detail`` (bounded) and, for each raw value not stored as it is, its length and hash."""
+    notes = []
+    for name in raw_columns:
+        value = F.col(name)
+        altered = ~F.is_valid_utf8(value) | (F.length(value) > S.REJECT_FIELD_CHARS)
+        notes.append(F.when(altered, F.format_string(
+            f"{name} stored clipped to {S.REJECT_FIELD_CHARS} characters of valid UTF-8; the original has %d bytes, "
+            "sha256 %s", F.octet_length(value), F.sha2(value.cast("binary"), 256))))
+    detail = bounded_text(F.col(S.DETAIL))
+    return F.when(F.coalesce(*notes).isNotNull(), F.concat_ws("; ", detail, *notes)).otherwise(detail)
 
 
 def raw_with_to_url(to_url: Column) -> list[Column]:

@@ -83,10 +83,13 @@ def _ingest_once(ctx: StepContext, input_path: str, fmt: str) -> IngestReport:
     report = IngestReport(source=str(input_path))
     try:
         if fmt == "arcs":
-            ingest_arcs(ctx.lake, ctx.config, readers.read_arcs(ctx.spark, input_path), report)
+            arcs = readers.read_arcs_input(ctx.spark, input_path, ctx.config.ingest)
+            report.skipped_files = arcs.skipped
+            ingest_arcs(ctx.lake, ctx.config, arcs.frame, report)
         else:
-            raw = readers.read_edges(ctx.spark, input_path, fmt, csv_delimiter=ctx.config.ingest.csv_delimiter)
-            ingest_edges(ctx.lake, ctx.config, raw, report)
+            raw = readers.read_input(ctx.spark, input_path, fmt, ctx.config.ingest)
+            report.skipped_files = raw.skipped
+            ingest_edges(ctx.lake, ctx.config, raw.frame, report)
     except Exception as exc:
         raise_if_created_concurrently(ctx.lake, CORE_TABLES, exc)
         raise
