@@ -57,6 +57,9 @@ MAX_SITEMAP_URLS = 50_000
 CHANGEFREQS = ("always", "hourly", "daily", "weekly", "monthly", "yearly", "never")
 ATOM = "{http://www.w3.org/2005/Atom}"
 _READ_CHUNK = 64 * 1024
+# bytes fed to expat at a time: it scans an unfinished token (a long attribute value, comment or
+# tag) again on every feed, so the 16 KiB iterparse asks for make a 10 MB token cost minutes
+_XML_FEED = 2 * 1024 * 1024
 
 ENTRY, REJECT, CHILD = "entry", "reject", "child"
 # What parsing one file yields, one row per <url> entry, reject or listed child sitemap.
@@ -111,6 +114,16 @@ def _open(data: bytes, limit: int) -> io.BufferedReader:
     if data[:2] == b"\x1f\x8b":
         raw = gzip.GzipFile(fileobj=io.BytesIO(data))
     return io.BufferedReader(_Bounded(raw, limit), buffer_size=_READ_CHUNK)
+
+
+class _LargeReads:
+    """``stream`` read ``_XML_FEED`` bytes at a time, whatever size is asked for."""
+
+    def __init__(self, stream: IO[bytes]):
+        self._stream = stream
+
+    def read(self, size: int = -1) -> bytes:
+        return self._stream.read(_XML_FEED)
 
 
 def _lines(stream: io.BufferedReader, max_line_bytes: int) -> Iterator[bytes | None]:
@@ -249,8 +262,9 @@ _XML_FORMATS: dict[str, tuple[str, int, EntryReader]] = {
 
 def _xml_rows(stream: IO[bytes], sitemap: str, limits: SitemapLimits) -> list[dict]:
     """The rows of an XML sitemap, index or feed, parsed incrementally: each entry is dropped once
-    read, so memory is one entry plus the rows."""
-    events = iterparse(stream, events=("start", "end"), forbid_dtd=True, forbid_entities=True, forbid_external=True)
+    read, so memory is the entries of one feed to expat plus the rows."""
+    events = iterparse(_LargeReads(stream), events=("start", "end"), forbid_dtd=True, forbid_entities=True,
+                       forbid_external=True)
     rows: list[dict] = []
     entry, entry_depth = "", 0
     read: EntryReader = _url_entry
