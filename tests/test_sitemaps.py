@@ -197,7 +197,8 @@ def test_ingest_sitemaps_with_hostile_and_hidden_files(spark, tmp_path):
                                "scores": {"sitemap_max_bytes": 12 * MiB, "sitemap_max_line_bytes": 100_000}})
     started = time.monotonic()
     report = sitemaps.run(StepContext.create(spark, config), sitemaps.Params(str(inputs)))
-    assert time.monotonic() - started < 300      # a shared 2-core machine; the parse itself takes seconds
+    # no stall: the parser's own bounds are asserted above; this allows for a loaded shared machine
+    assert time.monotonic() - started < 600
     assert (report.files, report.skipped, report.entries) == (5, 2, 7)
     assert report.rejected_by_reason == {"OVERSIZED_FIELD": 3, "MALFORMED_TIMESTAMP": 2, "NULL_FIELD": 2,
                                          "UNSUPPORTED_SCHEME": 1}
