@@ -84,7 +84,17 @@ def reason(url: str | None) -> str | None:
         ("http://a.com/%3a%40%21", "http://a.com/%3A%40%21"),
         ("http://a.com/café", "http://a.com/caf%C3%A9"),
         ("http://a.com/caf%c3%a9", "http://a.com/caf%C3%A9"),
-        ('http://a.com/"<>\\^`{|}', "http://a.com/%22%3C%3E%5C%5E%60%7B%7C%7D"),
+        ('http://a.com/"<>^`{|}', "http://a.com/%22%3C%3E%5E%60%7B%7C%7D"),
+        # WHATWG: a backslash is a path separator in http(s) URLs (browsers take host a.com here)
+        ("http://a.com\\@b.com/", "http://a.com/@b.com/"),
+        ("http://user:pw@a.com\\@b.com/x", "http://a.com/@b.com/x"),
+        ("http://a.com\\x\\y", "http://a.com/x/y"),
+        ("http://a.com/x\\..\\y", "http://a.com/y"),
+        ("https:\\\\a.com\\p", "https://a.com/p"),
+        ("http:/\\a.com/", "http://a.com/"),
+        ("http://a.com:8080\\p", "http://a.com:8080/p"),
+        ("http://a.com/p?q=a\\b", "http://a.com/p?q=a%5Cb"),
+        ("http://a.com/p#x\\y", "http://a.com/p"),
         ("http://a.com/a[1]?b[]=2", "http://a.com/a%5B1%5D?b%5B%5D=2"),
         ("http://a.com/p?q=a b&r=%7e&s=ü", "http://a.com/p?q=a%20b&r=~&s=%C3%BC"),
         ("http://a.com/p?b=2&a=1&a=0", "http://a.com/p?b=2&a=1&a=0"),
@@ -445,3 +455,13 @@ def test_seed_urls_are_canonicalised_once_and_a_bad_one_names_its_setting() -> N
     assert [s.host for s in seeds] == ["example.com", "news.example.org"]
     with pytest.raises(ConfigError, match=r"^reward\.seeds\[1\] is not a valid URL \(UNSUPPORTED_SCHEME"):
         urls.canonical_seed_urls(["http://ok.example.com/", "ftp://files.example.com/"], "reward.seeds")
+
+
+def test_backslash_ends_the_authority_as_in_browsers() -> None:
+    """``http://a\\@b/``: WHATWG URL (and browsers) read host ``a`` and path ``/@b/``; an RFC 3986
+    reading that takes ``b`` as the host would attribute the link to another site."""
+    result = canonicalize("http://a.com\\@b.com/")
+    assert (result.url, result.host, result.registered_domain) == ("http://a.com/@b.com/", "a.com", "a.com")
+    assert canonicalize("http://a\\@b.com/").reason == "INVALID_HOST"   # host "a", not "b.com"
+    arrow = canonicalize_arrow(pa.array(["http://a.com\\@b.com/", "http://b.com/"])).to_pylist()
+    assert [row["host"] for row in arrow] == ["a.com", "b.com"]

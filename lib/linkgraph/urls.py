@@ -264,10 +264,26 @@ def _remove_dot_segments(path: str) -> str:
 
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
 _SCHEME_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*")
-_AUTHORITY_END_RE = re.compile(r"[/?#]")
+# WHATWG URL "special" schemes: a backslash is a path separator in them, as ``/`` is (only http
+# and https are accepted here, but the rule is the standard's, so it is spelled out for all six).
+SPECIAL_SCHEMES = frozenset({"http", "https", "ws", "wss", "ftp", "file"})
+_AUTHORITY_END_RE = re.compile(r"[/?#\\]")
+_SLASHES = ("//", "\\\\", "/\\", "\\/")
 
 
-def _canonicalize(s: str) -> CanonicalUrl:
+class _Parts(NamedTuple):
+    scheme: str
+    authority: str
+    path: str
+    query: str
+
+
+def _split(s: str) -> _Parts | CanonicalUrl:
+    """Scheme, authority, path and query of ``s`` (fragment dropped), or a reject.
+
+    Splitting follows the WHATWG URL parser for special schemes: a backslash counts as ``/``
+    among the two slashes after the scheme, ends the authority and separates path segments, so
+    ``http://a.com\\@b.com/`` is host ``a.com`` with path ``/@b.com/``, as browsers read it."""
     if _CONTROL_RE.search(s):
         return _reject(MALFORMED_URL, f"control character in URL: {s!r}")
     colon = s.find(":")
@@ -277,21 +293,21 @@ def _canonicalize(s: str) -> CanonicalUrl:
     scheme = scheme.lower()
     if scheme != "http" and scheme != "https":
         return _reject(UNSUPPORTED_SCHEME, f"scheme {scheme!r} is not http or https")
-    if s[colon + 1 : colon + 3] != "//":
+    if s[colon + 1 : colon + 3] not in _SLASHES:
         return _reject(MALFORMED_URL, f"no '//' authority after scheme: {s!r}")
-
     start = colon + 3
     end = _AUTHORITY_END_RE.search(s, start)
     a_end = end.start() if end else len(s)
-    authority = s[start:a_end]
     hash_pos = s.find("#", a_end)
     rest = s[a_end:hash_pos] if hash_pos >= 0 else s[a_end:]
-    q_pos = rest.find("?")
-    if q_pos >= 0:
-        path, query = rest[:q_pos], rest[q_pos + 1 :]
-    else:
-        path, query = rest, ""
+    path, _, query = rest.partition("?")
+    if scheme in SPECIAL_SCHEMES:
+        path = path.replace("\\", "/")
+    return _Parts(scheme, s[start:a_end], path, query)
 
+
+def _host_port(authority: str, scheme: str, s: str) -> tuple[str, str] | CanonicalUrl:
+    """``(host, port)`` of an authority (userinfo dropped, a default port as ``""``), or a reject."""
     if "@" in authority:
         authority = authority.rpartition("@")[2]
     if " " in authority:
@@ -314,18 +330,24 @@ def _canonicalize(s: str) -> CanonicalUrl:
         port = str(int(port))
         if port == _DEFAULT_PORTS[scheme]:
             port = ""
+    return host, port
 
-    ascii_host, registered, reason, detail = _host_info(host)
-    if reason is not None or ascii_host is None:
+
+def _canonicalize(s: str) -> CanonicalUrl:
+    parts = _split(s)
+    if isinstance(parts, CanonicalUrl):
+        return parts
+    host_port = _host_port(parts.authority, parts.scheme, s)
+    if isinstance(host_port, CanonicalUrl):
+        return host_port
+    raw_host, port = host_port
+    host, registered, reason, detail = _host_info(raw_host)
+    if reason is not None or host is None:
         return _reject(reason or MALFORMED_URL, detail or "")
-    host = ascii_host
-
-    path = _remove_dot_segments(_normalize_pct(path)) if path else "/"
-    if query:
-        query = "?" + _normalize_pct(query)
-    if port:
-        return CanonicalUrl(f"{scheme}://{host}:{port}{path}{query}", host, registered, None, None)
-    return CanonicalUrl(f"{scheme}://{host}{path}{query}", host, registered, None, None)
+    path = _remove_dot_segments(_normalize_pct(parts.path)) if parts.path else "/"
+    query = "?" + _normalize_pct(parts.query) if parts.query else ""
+    authority = f"{host}:{port}" if port else host
+    return CanonicalUrl(f"{parts.scheme}://{authority}{path}{query}", host, registered, None, None)
 
 
 def canonicalize(url: str | None) -> CanonicalUrl:
@@ -336,8 +358,11 @@ def canonicalize(url: str | None) -> CanonicalUrl:
     ASCII form without trailing dot, IPv4 kept, IPv6 in RFC 5952 form; default port dropped; empty
     path becomes ``/``; percent-encoding normalised in path and query (unreserved escapes decoded,
     other escapes upper-cased, a stray ``%`` becomes ``%25``, characters outside RFC 3986 -
-    including space, ``"<>[\\]^`{|}`` and non-ASCII as UTF-8 - escaped) and then dot segments
-    removed; fragment and empty query dropped; query order unchanged.
+    including space, ``"<>[]^`{|}`` and non-ASCII as UTF-8 - escaped) and then dot segments
+    removed; fragment and empty query dropped; query order unchanged.  As in the WHATWG URL
+    standard (and browsers), a backslash in an http(s) URL is ``/`` before the query: among the
+    slashes after the scheme, as the end of the authority and as a path separator
+    (``http://a.com\\@b.com/`` is host ``a.com``, path ``/@b.com/``); in the query it is escaped.
 
     Rejects: ``NULL_FIELD`` (None, empty, blank), ``UNSUPPORTED_SCHEME`` (missing or not
     http/https), ``MALFORMED_URL`` (no ``//`` authority, no host, bad port, control characters,

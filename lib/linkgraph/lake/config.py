@@ -267,6 +267,7 @@ class ScoresConfig:
     frontier_priority: str = "seed_score"
     frontier_vector: int = 0
     sitemap_max_bytes: int = 50 * 1024 * 1024
+    sitemap_max_line_bytes: int = 1024 * 1024
 
     def __post_init__(self) -> None:
         if self.scope_strategy not in ("linked_domains", "registered_domain", "host"):
@@ -281,6 +282,9 @@ class ScoresConfig:
             raise ConfigError("scores.external_authority_weight must be in [0, 1]")
         if not 0.0 <= self.unlisted_priority <= 1.0:
             raise ConfigError("scores.unlisted_priority must be in [0, 1]")
+        for name in ("sitemap_max_bytes", "sitemap_max_line_bytes"):
+            if getattr(self, name) <= 0:
+                raise ConfigError(f"scores.{name} must be positive")
         canonical_seed_urls(self.trusted_seeds, "scores.trusted_seeds")
 
     @property
@@ -481,6 +485,19 @@ class ReliabilityConfig:
 
 
 @dataclass(frozen=True)
+class AuthorityConfig:
+    """``linkgraph import-authority``: ``max_reject_share`` is the largest share of a file's rows
+    that may be rejected for the file to replace its source's ``external_authority`` rows; a file
+    with more bad rows replaces nothing (its rejects are still written) and the command exits 2."""
+
+    max_reject_share: float = 0.5
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.max_reject_share <= 1.0:
+            raise ConfigError(f"authority.max_reject_share must be in [0, 1], got {self.max_reject_share}")
+
+
+@dataclass(frozen=True)
 class CentralityConfig:
     """Harmonic centrality with HyperBall (``linkgraph centrality``).
 
@@ -522,6 +539,7 @@ class Config:
     reward: RewardConfig = field(default_factory=RewardConfig)
     reliability: ReliabilityConfig = field(default_factory=ReliabilityConfig)
     centrality: CentralityConfig = field(default_factory=CentralityConfig)
+    authority: AuthorityConfig = field(default_factory=AuthorityConfig)
 
     def with_lake_path(self, path: str | None) -> Config:
         if path is None:

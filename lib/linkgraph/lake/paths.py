@@ -154,6 +154,20 @@ def list_directory(spark: SparkSession | None, path: str) -> list[str]:
     return sorted(str(status.getPath().toString()) for status in fs.listStatus(hadoop_path))
 
 
+def count_files(spark: SparkSession, path: str) -> int:
+    """Files at ``path``: 1 for a file, else every file below the directory, hidden ones
+    (``_``/``.``-prefixed, which Spark's file sources skip) included."""
+    hadoop_path, fs = _hadoop_path(spark, path)
+    if not fs.getFileStatus(hadoop_path).isDirectory():
+        return 1
+    files = fs.listFiles(hadoop_path, True)
+    count = 0
+    while files.hasNext():
+        files.next()
+        count += 1
+    return count
+
+
 def exists(spark: SparkSession | None, path: str) -> bool:
     local = local_path(path)
     if local is not None:

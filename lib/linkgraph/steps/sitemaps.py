@@ -1,7 +1,9 @@
-"""``linkgraph ingest-sitemaps``: parse sitemap files (a file or a directory, ``.xml`` or gzipped,
-indexes included), one Spark task per batch of files, and upsert their entries into ``sitemaps``
-by URL; bad files and entries go to ``rejects``.  A URL listed by several sitemaps keeps the entry
-with the latest lastmod, then the highest priority, then the first sitemap path."""
+"""``linkgraph ingest-sitemaps``: parse sitemap files (a file or a directory; XML sitemaps and
+indexes, text sitemaps, RSS/Atom feeds, each plain or gzipped), one Spark task per batch of files,
+and upsert their entries into ``sitemaps`` by URL; bad files and entries go to ``rejects``.  A URL
+listed by several sitemaps keeps the entry with the latest lastmod, then the highest priority, then
+the first sitemap path.  A file over ``scores.sitemap_max_bytes`` is one reject, its content never
+loaded; ``_``/``.``-prefixed files (which Spark's file sources skip) are counted as skipped."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from linkgraph.lake import schemas as S
 from linkgraph.lake import tables as T
 from linkgraph.lake.config import Config
 from linkgraph.lake.context import Report, StepContext, reasons_text
+from linkgraph.lake.paths import count_files
 from linkgraph.steps.registry import RunPlan, Step, option
 
 log = logging.getLogger(__name__)
@@ -25,12 +28,14 @@ PARSED_SITEMAP = (
     "kind string, url string, priority double, lastmod timestamp, changefreq string, sitemap string, "
     "reason string, detail string, raw string"
 )
+_NULL_VALUES = (("url", "string"), ("priority", "double"), ("lastmod", "timestamp"), ("changefreq", "string"))
 
 
 @dataclass
 class SitemapReport(Report):
     source: str
     files: int = 0
+    skipped: int = 0
     entries: int = 0
     rejected: int = 0
     rejected_by_reason: dict[str, int] = field(default_factory=dict)
@@ -46,20 +51,39 @@ class SitemapReport(Report):
     def summary(self) -> str:
         reasons = reasons_text(self.rejected_by_reason)
         return (
-            f"ingest-sitemaps {self.source}: files={self.files} entries={self.entries} rejected={self.rejected} "
+            f"ingest-sitemaps {self.source}: files={self.files} skipped={self.skipped} entries={self.entries} "
+            f"rejected={self.rejected} "
             f"(by reason: {reasons}); sitemaps +{self.inserted} new, {self.updated} updated; "
             f"{self.unresolved_children} listed sitemaps not among the input files; in {self.seconds:.1f}s"
         )
 
 
+def _limits(config: Config) -> SM.SitemapLimits:
+    return SM.SitemapLimits(max_bytes=config.scores.sitemap_max_bytes,
+                            max_line_bytes=config.scores.sitemap_max_line_bytes,
+                            max_url_length=config.ingest.max_url_length)
+
+
+def _parsed(files: DataFrame, limits: SM.SitemapLimits) -> DataFrame:
+    """Every file's rows; a file over ``max_bytes`` (compressed) is one reject whose content is
+    never read (``binaryFile`` applies the filter on ``length`` before it loads a file)."""
+    readable = files.where(F.col("length") <= limits.max_bytes).select("path", "content")
+    parsed = readable.mapInPandas(lambda batches: SM.parse_files(batches, limits), PARSED_SITEMAP)
+    too_large = files.where(F.col("length") > limits.max_bytes).select(
+        F.lit(SM.REJECT).alias("kind"), *[F.lit(None).cast(t).alias(c) for c, t in _NULL_VALUES],
+        F.col("path").alias("sitemap"), F.lit(S.Reason.OVERSIZED_FIELD).alias(S.REASON),
+        F.format_string(f"sitemap of %d bytes, larger than {limits.max_bytes}", "length").alias(S.DETAIL),
+        F.lit(None).cast("string").alias("raw"))
+    return parsed.unionByName(too_large)
+
+
 def _run(ctx: StepContext, input_path: str) -> SitemapReport:
     report = SitemapReport(source=str(input_path))
-    max_bytes = ctx.config.scores.sitemap_max_bytes
     files = ctx.spark.read.format("binaryFile").option("recursiveFileLookup", "true").load(str(input_path))
-    parsed = files.select("path", "content").mapInPandas(
-        lambda batches: SM.parse_files(batches, max_bytes), PARSED_SITEMAP).persist(StorageLevel.MEMORY_AND_DISK)
+    parsed = _parsed(files, _limits(ctx.config)).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         _count(files, parsed, report)
+        report.skipped = count_files(ctx.spark, str(input_path)) - report.files
         bad = parsed.where(F.col("kind") == SM.REJECT).select(
             S.REASON, S.DETAIL, "sitemap", *T.raw_with_to_url(F.col("raw")))
         rejects = T.reject_rows(bad, F.col("sitemap")).persist(StorageLevel.MEMORY_AND_DISK)
@@ -111,6 +135,7 @@ def _for_run(plan: RunPlan, config: Config) -> Params | None:
 
 
 STEP = Step(
-    name="ingest-sitemaps", help="upsert sitemap entries (XML, gzipped, indexes) into `sitemaps`", params=Params,
+    name="ingest-sitemaps", params=Params,
+    help="upsert sitemap entries (XML, indexes, text, RSS/Atom; plain or gzipped) into `sitemaps`",
     run=run, reads=(), writes=(S.SITEMAPS_TABLE, S.REJECTS_TABLE), after=("ingest",), for_run=_for_run, tasks=(),
 )
