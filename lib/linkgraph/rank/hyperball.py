@@ -43,6 +43,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import BinaryType, DoubleType, IntegerType, LongType, StructField, StructType
 
+from linkgraph import checkpoints
+from linkgraph.errors import HyperBallTooLarge
 from linkgraph.rows import one_row
 
 log = logging.getLogger(__name__)
@@ -329,6 +331,70 @@ def plan_blocks(n: int, block_max_nodes: int) -> tuple[int, int]:
     return n_blocks, max(1, math.ceil(n / n_blocks))
 
 
+# --- sizing -------------------------------------------------------------------------------------
+
+MIB = 1 << 20
+DEFAULT_BLOCK_BYTES = 64 * MIB   # the rank engine's block budget (``rank.block_bytes``)
+STATE_COPIES = 3                 # a block's state, its merged copy and the partials it receives
+ROW_POINTER_BYTES = 8            # int64 per local source row of a (source, destination) block pair
+ARC_BYTES = 12                   # int32 local destination + the gathered source index (int64)
+
+
+def node_bytes(m: int) -> int:
+    """State bytes of one node: its registers, exact members and count, changed flag, harmonic sum."""
+    return m + 8 * exact_limit(m) + 4 + 1 + 8
+
+
+def budget_block_nodes(m: int, block_bytes: int, block_max_nodes: int) -> int:
+    """Nodes per block: at most ``block_max_nodes``, and few enough that the block's state (all
+    its copies) takes at most ``block_bytes``."""
+    return max(1, min(block_max_nodes, block_bytes // (STATE_COPIES * node_bytes(m))))
+
+
+@dataclass(frozen=True)
+class TaskBytes:
+    """What one block's task holds: the counters of its nodes (``STATE_COPIES`` copies), the
+    dense row pointers of the (source, destination) block pairs it sends through, its arcs."""
+
+    nodes: int
+    blocks: int
+    block_nodes: int
+    state: int
+    row_pointers: int
+    arcs: int
+
+    @property
+    def total(self) -> int:
+        return self.state + self.row_pointers + self.arcs
+
+    def describe(self) -> str:
+        return (f"{self.total / MIB:,.1f} MiB per task ({self.blocks} block(s) of {self.block_nodes} nodes: "
+                f"counters {self.state / MIB:,.1f} MiB, row pointers {self.row_pointers / MIB:,.1f} MiB, "
+                f"arcs {self.arcs / MIB:,.1f} MiB)")
+
+
+def task_bytes(n: int, arcs: int, m: int, block_nodes: int) -> TaskBytes:
+    """The bytes a block's task needs for a graph of ``n`` nodes and ``arcs`` links in blocks of
+    at most ``block_nodes`` nodes, the arcs spread evenly over the source blocks: each source
+    block holds one dense row pointer per destination block it links to (at most one per block,
+    and at most one per arc)."""
+    blocks, size = plan_blocks(max(n, 1), block_nodes)
+    per_block = math.ceil(arcs / blocks)
+    pairs = min(blocks, per_block)
+    return TaskBytes(n, blocks, size, STATE_COPIES * size * node_bytes(m), pairs * ROW_POINTER_BYTES * (size + 1),
+                     ARC_BYTES * per_block)
+
+
+def require_fits(need: TaskBytes, block_bytes: int, what: str, fits: str = "") -> None:
+    """Raise ``HyperBallTooLarge`` when ``need`` is over the budget; ``what`` names the graph,
+    ``fits`` says what would fit (appended to the message)."""
+    if need.total > block_bytes:
+        raise HyperBallTooLarge(
+            f"centrality: HyperBall over {what} ({need.nodes:,} nodes) needs {need.describe()}, over the block "
+            f"budget of {block_bytes / MIB:,.1f} MiB (rank.block_bytes); refused before any iteration"
+            + (f"; {fits}" if fits else ""))
+
+
 def _size(block: int, block_size: int, n: int) -> int:
     return max(0, min(block_size, n - block * block_size))
 
@@ -379,14 +445,28 @@ def _combiner(m: int, t: int) -> Callable:
 
 
 class HyperBall:
+    """HyperBall over nodes ``0 .. n-1``.  Blocks hold at most ``block_max_nodes`` nodes and few
+    enough that a block's state fits ``block_bytes`` (:func:`budget_block_nodes`); a graph whose
+    block task would need more than ``block_bytes`` anyway (:func:`task_bytes`: the dense row
+    pointers grow with the block count) is refused before any iteration (``HyperBallTooLarge``)."""
+
     def __init__(self, spark: SparkSession, registers: int, block_max_nodes: int, max_iter: int = 1000,
-                 single_task: bool = True, checkpoint_every: int = 5, partitions: int | None = None):
-        self.spark, self.m, self.block_max_nodes = spark, registers, block_max_nodes
+                 single_task: bool = True, checkpoint_every: int = 5, partitions: int | None = None,
+                 block_bytes: int = DEFAULT_BLOCK_BYTES):
+        self.spark, self.m, self.block_bytes = spark, registers, block_bytes
+        self.block_max_nodes = budget_block_nodes(registers, block_bytes, block_max_nodes)
         self.max_iter, self.single_task, self.checkpoint_every = max_iter, single_task, checkpoint_every
         self.partitions = partitions or int(spark.conf.get("spark.sql.shuffle.partitions") or 200)
 
-    def run(self, edges: DataFrame, n: int, progress: Callable[[BallStep], None] | None = None) -> HyperBallResult:
-        """Harmonic centrality of nodes ``0 .. n-1`` of ``edges`` (src, dst)."""
+    def needs(self, n: int, arcs: int) -> TaskBytes:
+        """The bytes one block's task needs for a graph of ``n`` nodes and ``arcs`` links."""
+        return task_bytes(n, arcs, self.m, self.block_max_nodes)
+
+    def run(self, edges: DataFrame, n: int, progress: Callable[[BallStep], None] | None = None,
+            arcs: int | None = None) -> HyperBallResult:
+        """Harmonic centrality of nodes ``0 .. n-1`` of ``edges`` (src, dst); ``arcs``: the number
+        of edges, when known (counted otherwise), to refuse a graph over the budget up front."""
+        require_fits(self.needs(n, edges.count() if arcs is None else arcs), self.block_bytes, "this graph")
         n_blocks, block_size = plan_blocks(n, self.block_max_nodes)
         partitions = max(1, min(self.partitions, n_blocks))
         packed = edge_blocks(edges, n, block_size, partitions).persist(StorageLevel.MEMORY_AND_DISK)
@@ -460,51 +540,66 @@ class HyperBall:
 
     def _iterate(self, packed: DataFrame, n: int, n_blocks: int, block_size: int, partitions: int,
                  progress) -> HyperBallResult:
+        """The block exchange, one Spark job per step.  The state is checkpointed reliably at the
+        start and every ``checkpoint_every`` steps (``linkgraph.checkpoints``: a lost executor
+        costs at most that many steps of recomputation), each cut replacing the one before."""
         m = self.m
-        state = self._initial_state(n, n_blocks, block_size, partitions).localCheckpoint(eager=True)
+        state = checkpoints.cut(self._initial_state(n, n_blocks, block_size, partitions))
+        last_cut = state
         steps: list[BallStep] = []
-        converged = False
         for t in range(1, self.max_iter + 1):
             started = time.monotonic()
-
-            def send(key, edges_pdf: pd.DataFrame, state_pdf: pd.DataFrame) -> pd.DataFrame:
-                out: list[tuple[int, bytes, bytes, bytes, bytes]] = []
-                if len(state_pdf) == 0 or len(edges_pdf) == 0:
-                    return pd.DataFrame(out, columns=[f.name for f in PARTIAL.fields])
-                s = state_pdf.iloc[0]
-                counters = Counters.from_bytes(s["registers"], s["members"], s["counts"], m)
-                changed = np.frombuffer(s["changed"], dtype=bool)
-                for _, e in edges_pdf.iterrows():
-                    rows, incoming = spread(np.frombuffer(e["indptr"], dtype=np.int64),
-                                            np.frombuffer(e["indices"], dtype=np.int32), counters, changed)
-                    if len(rows):
-                        out.append((int(e[DB]), rows.tobytes(), *incoming.to_bytes()))
-                return pd.DataFrame(out, columns=[f.name for f in PARTIAL.fields])
-
-            partials = packed.groupBy(SB).cogroup(state.groupBy(BLOCK)).applyInPandas(send, PARTIAL)
-
+            partials = packed.groupBy(SB).cogroup(state.groupBy(BLOCK)).applyInPandas(_sender(m), PARTIAL)
             new_state = partials.groupBy(BLOCK).cogroup(state.groupBy(BLOCK)).applyInPandas(_combiner(m, t), STATE)
             new_state = new_state.repartition(partitions, BLOCK)
-            new_state = (new_state.localCheckpoint(eager=True) if t % self.checkpoint_every == 0
-                         else new_state.persist(StorageLevel.MEMORY_AND_DISK))
+            if t % self.checkpoint_every == 0:
+                new_state = checkpoints.cut(new_state)
+                checkpoints.drop(last_cut)
+                last_cut = new_state
+            else:
+                new_state = new_state.persist(StorageLevel.MEMORY_AND_DISK)
             totals = one_row(new_state.agg(F.sum("n_changed").alias("c"), F.sum("added").alias("a")))
             state.unpersist()
             state = new_state
-            step = BallStep(t, int(totals["c"] or 0), float(totals["a"] or 0.0), time.monotonic() - started)
-            steps.append(step)
+            steps.append(BallStep(t, int(totals["c"] or 0), float(totals["a"] or 0.0), time.monotonic() - started))
             if progress:
-                progress(step)
-            if step.changed == 0:
-                converged = True
+                progress(steps[-1])
+            if steps[-1].changed == 0:
                 break
+        harmonic = state.select(BLOCK, "harmonic").mapInPandas(_exploder(block_size), RESULT)
+        return HyperBallResult(harmonic, len(steps), bool(steps) and steps[-1].changed == 0, steps)
 
-        def explode(batches):
-            for pdf in batches:
-                for block, harmonic in zip(pdf[BLOCK], pdf["harmonic"], strict=True):
-                    values = np.frombuffer(harmonic, dtype=np.float64)
-                    first = int(block) * block_size
-                    yield pd.DataFrame({"node": np.arange(first, first + len(values), dtype=np.int64),
-                                        "harmonic": values})
 
-        return HyperBallResult(state.select(BLOCK, "harmonic").mapInPandas(explode, RESULT), len(steps), converged,
-                               steps)
+def _sender(m: int) -> Callable:
+    """A step's spread of each source block's changed counters through its block pairs (a cogroup
+    function): one PARTIAL row per destination block that receives something."""
+
+    def send(key, edges_pdf: pd.DataFrame, state_pdf: pd.DataFrame) -> pd.DataFrame:
+        out: list[tuple[int, bytes, bytes, bytes, bytes]] = []
+        if len(state_pdf) == 0 or len(edges_pdf) == 0:
+            return pd.DataFrame(out, columns=[f.name for f in PARTIAL.fields])
+        s = state_pdf.iloc[0]
+        counters = Counters.from_bytes(s["registers"], s["members"], s["counts"], m)
+        changed = np.frombuffer(s["changed"], dtype=bool)
+        for _, e in edges_pdf.iterrows():
+            rows, incoming = spread(np.frombuffer(e["indptr"], dtype=np.int64),
+                                    np.frombuffer(e["indices"], dtype=np.int32), counters, changed)
+            if len(rows):
+                out.append((int(e[DB]), rows.tobytes(), *incoming.to_bytes()))
+        return pd.DataFrame(out, columns=[f.name for f in PARTIAL.fields])
+
+    return send
+
+
+def _exploder(block_size: int) -> Callable:
+    """(block, harmonic bytes) rows to RESULT rows (a mapInPandas function)."""
+
+    def explode(batches):
+        for pdf in batches:
+            for block, harmonic in zip(pdf[BLOCK], pdf["harmonic"], strict=True):
+                values = np.frombuffer(harmonic, dtype=np.float64)
+                first = int(block) * block_size
+                yield pd.DataFrame({"node": np.arange(first, first + len(values), dtype=np.int64),
+                                    "harmonic": values})
+
+    return explode
