@@ -1,7 +1,7 @@
 """Reliable checkpoints of the state of iterative loops (hop depth, components, HyperBall, the
 rank engine): each lineage cut writes the state to the session's checkpoint directory (the lake's
 ``_checkpoints`` or ``spark.checkpoint_dir``, a file system every executor reaches), so a lost
-executor costs a re-read of those files, never the step.  ``localCheckpoint`` would keep the state
+executor costs a re-read of those files, never the step.  A local checkpoint would keep the state
 in the executors' block managers only: lost with the executor, with no lineage left to recompute it.
 
 A loop deletes each cut as soon as the next one is written (nothing reads it after that); the last
