@@ -20,14 +20,16 @@ from linkgraph.scoring import frontier_search
 
 Progress = Callable[[int], None]
 
-N = 40
-# a chain 0 → 1 → … → 11 (so searches and label propagation take several rounds) and random links
-CHAIN = [(i, i + 1) for i in range(11)]
+N = 30
+CHAIN_END = 6
+# a chain 0 → 1 → … → 6 (so searches and label propagation take several rounds) and random links
+CHAIN = [(i, i + 1) for i in range(CHAIN_END)]
 _rng = random.Random(36)
-EDGES = sorted(set(CHAIN) | {(_rng.randrange(12, N), _rng.randrange(N)) for _ in range(80)} | {(11, 12)})
+EDGES = sorted(set(CHAIN) | {(_rng.randrange(CHAIN_END + 1, N), _rng.randrange(N)) for _ in range(60)}
+               | {(CHAIN_END, CHAIN_END + 1)})
 # iterations of a pagerank case: fixed (tol 0), so both runs do the same sums
-RANK_ITERATIONS = 9
-RANK = RankParams(tol=1e-300, max_iter=RANK_ITERATIONS, blocks=2, single_task=False, lineage_every=3,
+RANK_ITERATIONS = 5
+RANK = RankParams(tol=1e-300, max_iter=RANK_ITERATIONS, blocks=2, single_task=False, lineage_every=2,
                   checkpoint_every=0)
 
 
@@ -59,27 +61,28 @@ def reward_rounds(spark, progress: Progress | None) -> list[tuple]:
                                     f"{S.PAGE_ID} long, {R.REWARD_FIRST} double, {R.REWARD_LATER} double")
     start = spark.createDataFrame([(p, 1.0 + p % 7) for p in range(N)], f"{S.PAGE_ID} long, {S.SCORE} double")
     final, _ = R.run_rounds(start, R.round_vertices(pages, shares, rewards), shares,
-                            R.SpreadParams(send_fraction=0.3, forget_rate=0.1), 6, block_size=15,
+                            R.SpreadParams(send_fraction=0.3, forget_rate=0.1), 4, block_size=15,
                             progress=None if progress is None else lambda stat: progress(stat.round))
     return sorted((r[S.PAGE_ID], r[S.SCORE]) for r in final.collect())
 
 
 def hop_depth(spark, progress: Progress | None) -> list[tuple]:
     seeds = spark.createDataFrame([(0,)], "node long")
-    search = frontier_search(_edges(spark), seeds, limit=10, broadcast_below=0,
+    search = frontier_search(_edges(spark), seeds, limit=6, broadcast_below=0,
                              progress=None if progress is None else lambda depth, _: progress(depth))
     return sorted((r.node, r.depth) for r in search.depths.collect())
 
 
 def components(spark, progress: Progress | None) -> list[tuple]:
-    pairs = [(f"d{a:02d}", f"d{b:02d}") for a, b in EDGES if a < 12 or b < 12 or (a + b) % 3 == 0]
+    pairs = [(f"d{a:02d}", f"d{b:02d}") for a, b in EDGES if a <= CHAIN_END or b <= CHAIN_END or (a + b) % 3 == 0]
     labels = connected_components(spark.createDataFrame(pairs, "a string, b string"),
                                   progress=None if progress is None else lambda round_no, _: progress(round_no))
     return sorted((r.node, r.component) for r in labels.collect())
 
 
 def centrality(spark, progress: Progress | None) -> list[tuple]:
-    balls = HyperBall(spark, registers=16, block_max_nodes=10, single_task=False, checkpoint_every=2, partitions=2)
+    balls = HyperBall(spark, registers=16, block_max_nodes=10, max_iter=6, single_task=False, checkpoint_every=2,
+                      partitions=2)
     result = balls.run(_edges(spark), N, progress=None if progress is None else lambda step: progress(step.iteration))
     return sorted((r.node, r.harmonic) for r in result.harmonic.collect())
 
@@ -94,7 +97,7 @@ CASES: dict[str, Callable[..., list[tuple]]] = {
 }
 # the iteration (round, depth, step) after which the driver pauses for the kill: past a lineage cut
 # and before the loop ends
-PAUSE_AT = {"pagerank": 4, "personalised_pagerank": 4, "reward_rounds": 3, "hop_depth": 3, "components": 3,
+PAUSE_AT = {"pagerank": 3, "personalised_pagerank": 3, "reward_rounds": 2, "hop_depth": 2, "components": 2,
             "centrality": 3}
 TOLERANCE = {"pagerank": 1e-12, "personalised_pagerank": 1e-12, "reward_rounds": 1e-9, "hop_depth": 0.0,
              "components": 0.0, "centrality": 1e-9}
