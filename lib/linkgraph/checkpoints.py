@@ -16,7 +16,7 @@ import logging
 import shutil
 import tempfile
 
-from pyspark import RDD, StorageLevel
+from pyspark import RDD, SparkContext, StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 
 from linkgraph.errors import ConfigError
@@ -29,8 +29,11 @@ log = logging.getLogger(__name__)
 def require_checkpoint_dir(spark: SparkSession) -> str:
     """The session's reliable checkpoint directory.  A session without one gets a temporary
     directory when its master is local (executors and driver share one file system, the directory
-    is removed at exit); on a cluster that is a configuration error, as no local disk is reliable."""
-    context = spark.sparkContext
+    is removed at exit); on a cluster that is a configuration error, as no local disk is reliable.
+    A session without a SparkContext (Spark Connect) checkpoints where its server says: ``""``."""
+    context = _context(spark)
+    if context is None:
+        return ""
     current = context.getCheckpointDir()
     if current:
         return str(current)
@@ -41,6 +44,13 @@ def require_checkpoint_dir(spark: SparkSession) -> str:
     temporary = tempfile.mkdtemp(prefix="linkgraph-checkpoints-")
     atexit.register(shutil.rmtree, temporary, True)
     return use_checkpoint_dir(spark, temporary)
+
+
+def _context(spark: SparkSession) -> SparkContext | None:
+    try:
+        return spark.sparkContext
+    except Exception:  # noqa: BLE001 - Spark Connect has no SparkContext
+        return None
 
 
 def cut(df: DataFrame) -> DataFrame:
@@ -55,7 +65,9 @@ def cut(df: DataFrame) -> DataFrame:
 
 def checkpoint_file(df: DataFrame) -> str | None:
     """The directory of the reliable checkpoint ``df`` reads (a DataFrame :func:`cut` returned),
-    None for any other DataFrame."""
+    None for any other DataFrame (and on Spark Connect, whose server keeps its checkpoints)."""
+    if not hasattr(df, "_jdf"):
+        return None
     plan = df._jdf.queryExecution().logical()
     if plan.getClass().getSimpleName() != "LogicalRDD":
         return None
