@@ -111,8 +111,11 @@ def disturbed(tmp_path_factory) -> Disturbed:
 def assert_same(actual: list, expected: list, tolerance: float) -> None:
     assert len(actual) == len(expected)
     for got, want in zip(actual, expected, strict=True):
-        assert got[:-1] == list(want[:-1])
-        assert got[-1] == pytest.approx(want[-1], abs=tolerance, rel=0), (got, want)
+        if tolerance:
+            assert got[:-1] == list(want[:-1])
+            assert got[-1] == pytest.approx(want[-1], abs=tolerance, rel=0), (got, want)
+        else:
+            assert got == list(want)
 
 
 @pytest.mark.parametrize("case", list(CASES))
