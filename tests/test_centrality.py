@@ -17,10 +17,20 @@ from scipy.sparse.csgraph import shortest_path
 
 from linkgraph.cli import main
 from linkgraph.compress.webgraph import read_bvgraph, read_properties
+from linkgraph.errors import HyperBallTooLarge, UsageError
 from linkgraph.lake import schemas as S
 from linkgraph.lake.config import ConfigError, config_from_dict
 from linkgraph.lake.delta import Lake
-from linkgraph.rank.hyperball import HyperBall, exact_limit, initial_registers, relative_standard_error, single_block
+from linkgraph.rank.hyperball import (
+    HyperBall,
+    budget_block_nodes,
+    exact_limit,
+    initial_registers,
+    node_bytes,
+    relative_standard_error,
+    single_block,
+    task_bytes,
+)
 from steps_support import ingest_step
 
 
@@ -108,6 +118,47 @@ def test_hyperball_block_exchange_matches_exact_harmonic_centrality(spark):
     # the same counters and arithmetic as the one-task path
     one_task, _, _ = single_block(*_csr(graph, n), n, m, 1000)
     np.testing.assert_allclose(estimated, one_task, rtol=1e-12)
+
+
+def test_hyperball_blocks_are_sized_by_the_byte_budget_and_a_graph_over_it_is_refused_up_front(spark):
+    """Blocks hold as many nodes as half the budget has room for (three copies of their
+    counters); a graph whose block task needs more than the budget anyway (here: 10 links per node
+    and a 16 KiB budget) is refused before any Spark job, with the bytes it would need."""
+    m = 256
+    assert node_bytes(m) == 256 + 8 * 16 + 4 + 1 + 8
+    assert budget_block_nodes(m, 64 << 20, 1_000_000) == (64 << 20) // (2 * 3 * node_bytes(m))
+    assert budget_block_nodes(m, 64 << 20, 1000) == 1000
+    # at any size the default budget fits a graph of 10 links per node
+    assert task_bytes(10**9, 10**10, m, budget_block_nodes(m, 64 << 20, 1_000_000)).total <= 64 << 20
+    need = task_bytes(600, 6000, m, budget_block_nodes(m, 16 * 1024, 1_000_000))
+    assert need.blocks == 100 and need.block_nodes == 6 and need.total > 16 * 1024
+    edges = spark.createDataFrame([(i, (7 * i + j) % 600) for i in range(600) for j in range(10)], "src long, dst long")
+    balls = HyperBall(spark, m, block_max_nodes=1_000_000, single_task=False, block_bytes=16 * 1024)
+    jobs = spark.sparkContext.statusTracker().getJobIdsForGroup()
+    with pytest.raises(HyperBallTooLarge, match=r"HyperBall over this graph \(600 nodes\) needs 32\.6 KiB per task "
+                                                r"\(100 block\(s\) of 6 nodes.*over the block budget of 16\.0 KiB"):
+        balls.run(edges, 600, arcs=6000)
+    assert spark.sparkContext.statusTracker().getJobIdsForGroup() == jobs
+    assert issubclass(HyperBallTooLarge, UsageError)
+
+
+def test_centrality_refuses_a_level_over_the_budget_and_names_the_level_that_fits(exported, tmp_path, capsys):
+    """``rank.block_bytes`` set so that the sample's page graph (272 pages) is over the budget and
+    its host graph is not: the command exits 2 with one line naming both."""
+    work, lake = exported
+    pages, links = lake.read(S.PAGES_TABLE).count(), lake.read(S.LINKS_TABLE).count()
+    hosts, host_links = lake.read(S.HOSTS_TABLE).count(), lake.read(S.HOST_LINKS_TABLE).count()
+
+    def need(budget: int, n: int, arcs: int) -> int:
+        return task_bytes(n, arcs, 256, budget_block_nodes(256, budget, 1_000_000)).total
+
+    budget = next(b for b in range(1024, 1 << 22, 256) if need(b, hosts, host_links) <= b < need(b, pages, links))
+    conf = tmp_path / "budget.yaml"
+    conf.write_text(f"rank:\n  block_bytes: {budget}\n")
+    assert main(["centrality", "--level", "page", "--lake", str(work / "lake"), "--conf", str(conf)]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert f"HyperBall over the page graph ({pages} nodes) needs" in line, line
+    assert "(rank.block_bytes); refused before any iteration; the host level fits" in line, line
 
 
 @pytest.fixture(scope="module")

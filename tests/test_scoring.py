@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import math
+from pathlib import Path
 
 import pytest
 from pyspark.sql import functions as F
@@ -13,10 +14,12 @@ from pyspark.testing import assertDataFrameEqual
 from conftest import shared_file
 from linkgraph.graph.scoring import BROADCAST_FRONTIER, domain_affinity, frontier_search, hop_rounds
 from linkgraph.inputs.sitemaps import parse_lastmod, parse_sitemap
+from linkgraph.lake import checkpoints
 from linkgraph.lake import schemas as S
 from linkgraph.lake.config import config_from_dict
 from linkgraph.lake.context import StepContext
 from linkgraph.lake.delta import Lake
+from linkgraph.lake.paths import local_path
 from linkgraph.steps import analyze, scores, sitemaps
 from steps_support import ingest_step
 
@@ -218,3 +221,15 @@ def test_hop_search_stops_after_max_depth_rounds_broadcast_or_shuffled(spark):
         assert sorted(tuple(r) for r in search.depths.collect()) == sorted(expected)
     short = frontier_search(edges.where("src < 2"), seeds, limit=5)
     assert (short.rounds, short.depths.count()) == (3, 4)   # two rounds that reach pages, one that finds none
+
+
+def test_hop_search_keeps_only_the_checkpoint_its_result_reads(spark):
+    """Each round's frontier and visited set are cut reliably and the cuts they replace deleted:
+    after the search the session's checkpoint directory holds one new cut, the one the depths read."""
+    root = Path(local_path(spark.sparkContext.getCheckpointDir()))
+    before = set(root.iterdir())
+    chain = spark.createDataFrame([(i, i + 1) for i in range(6)], "src long, dst long")
+    search = frontier_search(chain, spark.createDataFrame([(0,)], "node long"), limit=10)
+    assert search.depths.count() == 7
+    (new,) = set(root.iterdir()) - before
+    assert Path(local_path(checkpoints.checkpoint_file(search.depths))) == new

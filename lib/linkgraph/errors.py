@@ -114,3 +114,8 @@ class PayloadError(LinkgraphError, ValueError):
 
 class WidgetError(LinkgraphError, ValueError):
     """A notebook widget read before it was defined, or a dropdown value outside its choices."""
+
+
+class HyperBallTooLarge(UsageError):
+    """HyperBall at the asked level would need more bytes per task than the block budget: refused
+    before any iteration; the message gives the bytes it would need and the level that fits."""

@@ -25,6 +25,7 @@ domain tied with it), ``domain_authority`` = score / 10 is the seed-score input 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from pyspark import StorageLevel
@@ -32,6 +33,7 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from linkgraph.inputs.hosts import reversed_name
+from linkgraph.lake import checkpoints
 from linkgraph.lake import schemas as S
 from linkgraph.lake.config import DEFAULT_MAX_LIST_ENTRIES
 from linkgraph.lake.ids import number_in_order
@@ -270,32 +272,45 @@ def syndication_pairs(domain_links: DataFrame, min_links: int) -> DataFrame:
     )
 
 
-def connected_components(edges: DataFrame, max_iter: int = 1000) -> DataFrame:
+def connected_components(edges: DataFrame, max_iter: int = 1000,
+                         progress: Callable[[int, int], None] | None = None) -> DataFrame:
     """(node, component) of an undirected graph given as string edges (a, b); the component is
     its smallest node name.
 
     Min-label propagation: every round each node takes the smallest label among itself and its
     neighbours; it stops when a round changes nothing (at most the graph's diameter rounds).
-    Lineage is cut each round with a local checkpoint.  GraphFrames' ``connectedComponents``
-    computes the same partition; its JVM package is not needed here.
+    ``progress(round, changed)`` is called after each round (``changed``: 1 if any label changed,
+    else 0).  Each round's labels are checkpointed reliably (``linkgraph.lake.checkpoints``), replacing
+    the previous round's: the plan stays one round deep and a lost executor costs a re-read.
+    GraphFrames' ``connectedComponents`` computes the same partition; its JVM package is not needed.
     """
     both = edges.select("a", "b").unionByName(edges.select(F.col("b").alias("a"), F.col("a").alias("b"))).persist()
-    labels = both.select(F.col("a").alias("node")).distinct().withColumn("component", F.col("node")).localCheckpoint()
-    for _ in range(max_iter):
-        offered = both.join(labels.select(F.col("node").alias("b"), F.col("component").alias("offer")), on="b")
-        updated = (
-            labels.join(offered.groupBy(F.col("a").alias("node")).agg(F.min("offer").alias("offer")), on="node",
-                        how="left")
-            .select("node", F.least("component", F.coalesce("offer", "component")).alias("component"))
-            .localCheckpoint()
-        )
-        changed = updated.join(labels.withColumnRenamed("component", "_old"), on="node").where(
-            F.col("component") != F.col("_old")).limit(1).count()
-        labels = updated
-        if not changed:
-            break
-    both.unpersist()
+    labels = checkpoints.cut(both.select(F.col("a").alias("node")).distinct().withColumn("component", F.col("node")))
+    try:
+        for round_no in range(1, max_iter + 1):
+            updated = checkpoints.cut(_propagate_labels(both, labels))
+            changed = updated.join(labels.withColumnRenamed("component", "_old"), on="node").where(
+                F.col("component") != F.col("_old")).limit(1).count()
+            checkpoints.drop(labels)
+            labels = updated
+            if progress:
+                progress(round_no, changed)
+            if not changed:
+                break
+    finally:
+        both.unpersist()
     return labels
+
+
+def _propagate_labels(both: DataFrame, labels: DataFrame) -> DataFrame:
+    """One round: each node's smallest label among its own and its neighbours' (``both``: a, b
+    in both directions)."""
+    offered = both.join(labels.select(F.col("node").alias("b"), F.col("component").alias("offer")), on="b")
+    return (
+        labels.join(offered.groupBy(F.col("a").alias("node")).agg(F.min("offer").alias("offer")), on="node",
+                    how="left")
+        .select("node", F.least("component", F.coalesce("offer", "component")).alias("component"))
+    )
 
 
 def syndication_networks(pairs: DataFrame, max_partners: int = DEFAULT_MAX_LIST_ENTRIES) -> DataFrame:

@@ -23,12 +23,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from linkgraph.lake import checkpoints
 from linkgraph.lake import schemas as S
 from linkgraph.lake.rows import one_row
 
@@ -48,38 +50,57 @@ class Search:
 
 
 def frontier_search(edges: DataFrame, seeds: DataFrame, limit: int,
-                    broadcast_below: int = BROADCAST_FRONTIER) -> Search:
+                    broadcast_below: int = BROADCAST_FRONTIER,
+                    progress: Callable[[int, int], None] | None = None) -> Search:
     """(node, depth) for every node within ``limit`` edges of a seed; ``edges`` is (src, dst),
     ``seeds`` is (node).  One round per depth: the frontier's successors not yet visited become
     the next frontier; it stops when the frontier is empty or after ``limit`` rounds.
+    ``progress(depth, reached)`` is called after each round.
 
     The edges are shuffled once, hash-partitioned by source and cached, so a round moves only the
     frontier: broadcast to every edge partition while it has fewer than ``broadcast_below`` nodes,
-    else shuffled to the edges' partitioning.  Each round is checkpointed locally so the plan does
-    not grow with the depth."""
+    else shuffled to the edges' partitioning.  Each round's frontier and visited set are
+    checkpointed reliably (``linkgraph.lake.checkpoints``: the plan does not grow with the depth, and
+    a lost executor costs a re-read, not the search); a round's cuts replace the previous ones."""
     by_source = edges.select("src", "dst").repartition("src").persist(StorageLevel.MEMORY_AND_DISK)
-    visited = seeds.select(NODE).distinct().withColumn(DEPTH, F.lit(0)).localCheckpoint()
+    visited = checkpoints.cut(seeds.select(NODE).distinct().withColumn(DEPTH, F.lit(0)))
     frontier, size, rounds = visited, visited.count(), 0
     try:
         for depth in range(1, limit + 1):
             if size == 0:
                 break
-            sources = frontier.select(F.col(NODE).alias("src"))
-            sources = F.broadcast(sources) if size < broadcast_below else sources
-            reached = (
-                by_source.join(sources, on="src").select(F.col("dst").alias(NODE)).distinct()
-                .join(visited, on=NODE, how="left_anti")
-                .withColumn(DEPTH, F.lit(depth))
-                .localCheckpoint()
-            )
+            reached = checkpoints.cut(_next_frontier(by_source, frontier, visited, depth, size < broadcast_below))
             rounds += 1
             size = reached.count()
             if size:
-                visited = visited.unionByName(reached).localCheckpoint()
-            frontier = reached
+                visited = _replace(visited, checkpoints.cut(visited.unionByName(reached)), keep=frontier)
+            frontier = _replace(frontier, reached, keep=visited)
+            if progress:
+                progress(depth, size)
+        _replace(frontier, visited, keep=visited)   # the last frontier: read by nothing now
     finally:
         by_source.unpersist()
     return Search(visited, rounds)
+
+
+def _next_frontier(by_source: DataFrame, frontier: DataFrame, visited: DataFrame, depth: int,
+                   broadcast: bool) -> DataFrame:
+    """The successors of ``frontier`` not in ``visited``, at ``depth``."""
+    sources = frontier.select(F.col(NODE).alias("src"))
+    sources = F.broadcast(sources) if broadcast else sources
+    return (
+        by_source.join(sources, on="src").select(F.col("dst").alias(NODE)).distinct()
+        .join(visited, on=NODE, how="left_anti")
+        .withColumn(DEPTH, F.lit(depth))
+    )
+
+
+def _replace(old: DataFrame, new: DataFrame, keep: DataFrame) -> DataFrame:
+    """``new``, once the checkpoint ``old`` reads is deleted (unless ``keep`` reads the same one:
+    the seeds are the first frontier and the first visited set)."""
+    if old is not new and old is not keep:
+        checkpoints.drop(old)
+    return new
 
 
 def breadth_first_depths(edges: DataFrame, seeds: DataFrame, limit: int) -> DataFrame:

@@ -16,7 +16,11 @@ import logging
 import random
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
+
+from delta import exceptions as delta_errors
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
 
 from linkgraph.errors import (
     ConcurrentPageIdException as ConcurrentPageIdException,
@@ -30,9 +34,9 @@ from linkgraph.errors import (
 from linkgraph.errors import (
     ConflictRetriesExhausted,
 )
-
-if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+from linkgraph.lake import checkpoints
+from linkgraph.lake import schemas as S
+from linkgraph.lake.rows import one_row
 
 log = logging.getLogger(__name__)
 
@@ -54,8 +58,6 @@ def raise_if_created_concurrently(lake, tables: tuple[str, ...], exc: BaseExcept
 
 def is_delta_conflict(exc: BaseException) -> bool:
     """True for Delta's concurrent-modification errors (Python wrappers or their JVM class names)."""
-    from delta import exceptions as delta_errors
-
     # Delta's Python conflict classes do not share a base class (each derives PySparkException).
     conflicts = tuple(getattr(delta_errors, name) for name in delta_errors.__all__)
     if isinstance(exc, conflicts + (ConcurrentPageIdException, ConcurrentPruneException,
@@ -147,11 +149,6 @@ def guard_new_page_ids(lake, read_version: int | None, numbered: DataFrame) -> b
     ``numbered`` on is then one this ingest inserted, so no stored link can have an end there
     (``tables.upsert_links`` writes such links with an insert-only MERGE).
     """
-    from pyspark.sql import functions as F
-
-    from linkgraph.lake import schemas as S
-    from linkgraph.lake.rows import one_row
-
     read = read_version if read_version is not None else -1
     later = lake.delta_table(S.PAGES_TABLE).history().where(F.col("version") > F.lit(read))
     if later.count() <= 1:   # only this ingest's own commit (or none)
@@ -194,10 +191,6 @@ def check_pages_still_there(lake, read_version: int | None, resolved: DataFrame)
     by the prune itself (its last DELETE reads ``links`` after its pages DELETE), so between the
     two no link to a pruned page stays.
     """
-    from pyspark.sql import functions as F
-
-    from linkgraph.lake import schemas as S
-
     read = read_version if read_version is not None else -1
     own = [v for table, v in lake.commits if table == S.PAGES_TABLE and v is not None and v > read]
     later = (lake.delta_table(S.PAGES_TABLE).history().where(F.col("version") > F.lit(read))
@@ -213,12 +206,15 @@ def check_pages_still_there(lake, read_version: int | None, resolved: DataFrame)
                 .distinct())
     if not dangling.limit(1).count():
         return
-    dangling = dangling.localCheckpoint(eager=True)   # the same rows for every attempt of the delete
+    # the same rows for every attempt of the delete, also after a lost executor (a reliable cut:
+    # recomputing them would read a pages table other jobs change)
+    dangling = checkpoints.cut(dangling)
     retry_on_conflict(
         lambda: lake.delete_matching(S.LINKS_TABLE, dangling, [S.SRC_ID, S.DST_ID], prune_on=S.SRC_ID),
         what="removing this ingest's links to pages a concurrent prune deleted", attempts=GUARD_DELETE_ATTEMPTS,
         backoff_seconds=0.5,
     )
+    checkpoints.drop(dangling)
     raise ConcurrentPruneException(
         "a concurrent prune deleted pages this ingest links to while it ran; its links to them were removed"
     )

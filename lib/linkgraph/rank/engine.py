@@ -32,7 +32,7 @@ tasks with one Python pass each: a task sums the partials sent to its block, rep
 L1 change and dangling mass through an accumulator and writes its new partials to the next
 shuffle (the stage is run as a shuffle-map stage alone; the next iteration's tasks read its
 files).  Every ``lineage_every`` iterations the rank RDD is cached and checkpointed reliably (the
-session's checkpoint directory; a local checkpoint only when none is set), so a lost executor
+session's checkpoint directory, ``linkgraph.lake.checkpoints``; the cut before is deleted), so a lost executor
 costs at most that many iterations of recomputation, never the run; every ``checkpoint_every``
 iterations the rank state is also written to the state store (Delta ``rank_state``), which is
 what a killed run resumes from.
@@ -66,6 +66,7 @@ from pyspark.sql.types import (
     StructType,
 )
 
+from linkgraph.lake import checkpoints
 from linkgraph.lake.schemas import RANK, VECTOR_ID
 from linkgraph.rank.graph import DST, SRC, VERTEX, WEIGHT, RankGraph
 
@@ -511,18 +512,7 @@ class BlockEngine:
               initial: DataFrame | None, state: StateStore, progress) -> RankResult:
         params = self.params
         resumed = state.load(plan.n_blocks)
-        if resumed is not None:
-            start_iteration, ranks_df, active, vector_iterations = resumed
-            ranks = rank_rdd(ranks_df, plan, vectors, n)
-            log.info("resuming from iteration %d", start_iteration)
-        else:
-            start_iteration = 0
-            if initial is not None:
-                ranks = rank_rdd(rank_blocks_from_table(initial, n, vectors, plan), plan, vectors, n)
-            else:
-                ranks = initial_ranks(dangling, plan, vectors, n)
-            active = np.ones(vectors, dtype=bool)
-            vector_iterations = [params.max_iter] * vectors
+        start_iteration, ranks, active, vector_iterations = self._start(resumed, n, plan, dangling, vectors, initial)
         if plan.single_task and resumed is None:
             return self._solve_in_one_task(edges, dangling, tele, ranks, n, vectors, progress)
         ranks = ranks.persist(StorageLevel.MEMORY_AND_DISK)
@@ -532,13 +522,15 @@ class BlockEngine:
 
         history: list[IterationStat] = []
         iteration = start_iteration
+        last_cut: RDD | None = None
         while iteration < params.max_iter and active.any():
             started = time.monotonic()
             iteration += 1
             previous = carried
             carried, stats = self._iterate(plan, edges, dangling, tele, carried, dangling_mass, active, n, vectors)
             if params.lineage_every and iteration % params.lineage_every == 0:
-                carried = self._cut_lineage(carried)
+                carried = self._cut_lineage(carried, last_cut)
+                last_cut = carried
             else:
                 _run_shuffle_map_stage(carried)
             l1, dangling_mass = self._stats(stats, plan.n_blocks)
@@ -567,15 +559,26 @@ class BlockEngine:
             blocks=plan.n_blocks,
         )
 
-    def _cut_lineage(self, rdd: RDD) -> RDD:
-        """``rdd`` computed, cached and checkpointed in one job (a JVM-side count): reliably (it
-        survives a lost executor) when the session has a checkpoint directory, else locally."""
-        rdd = rdd.persist(StorageLevel.MEMORY_AND_DISK)
-        if self.spark.sparkContext._jsc.sc().getCheckpointDir().isDefined():
-            rdd.checkpoint()
+    def _start(self, resumed: tuple | None, n: int, plan: BlockPlan, dangling: RDD, vectors: int,
+               initial: DataFrame | None) -> tuple[int, RDD, np.ndarray, list[int]]:
+        """(first iteration, rank blocks, active vectors, iterations per vector) a pass starts from:
+        the saved state it resumes, else ``initial`` or the uniform vector."""
+        if resumed is not None:
+            start_iteration, ranks_df, active, vector_iterations = resumed
+            log.info("resuming from iteration %d", start_iteration)
+            return start_iteration, rank_rdd(ranks_df, plan, vectors, n), active, vector_iterations
+        if initial is not None:
+            ranks = rank_rdd(rank_blocks_from_table(initial, n, vectors, plan), plan, vectors, n)
         else:
-            rdd.localCheckpoint()
-        rdd._jrdd.count()
+            ranks = initial_ranks(dangling, plan, vectors, n)
+        return 0, ranks, np.ones(vectors, dtype=bool), [self.params.max_iter] * vectors
+
+    def _cut_lineage(self, rdd: RDD, previous_cut: RDD | None) -> RDD:
+        """``rdd`` computed, cached and checkpointed reliably in one job (it survives a lost
+        executor: lost partitions are read back from the session's checkpoint directory); the
+        files of ``previous_cut``, which nothing reads any more, are deleted."""
+        rdd = checkpoints.cut_rdd(self.spark, rdd)
+        checkpoints.drop_rdd(self.spark, previous_cut)
         return rdd
 
     def _rank_frame(self, ranks: RDD) -> DataFrame:

@@ -43,6 +43,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import BinaryType, DoubleType, IntegerType, LongType, StructField, StructType
 
+from linkgraph.errors import HyperBallTooLarge
+from linkgraph.lake import checkpoints
 from linkgraph.lake.rows import one_row
 
 log = logging.getLogger(__name__)
@@ -53,7 +55,8 @@ BLOCK, SB, DB = "block", "sb", "db"
 EDGE_BLOCK = StructType([
     StructField(SB, IntegerType(), False),
     StructField(DB, IntegerType(), False),
-    StructField("indptr", BinaryType(), False),    # int64[size(sb) + 1]: per local source
+    StructField("sources", BinaryType(), False),   # int32: the local sources of sb with links into db
+    StructField("indptr", BinaryType(), False),    # int64[len(sources) + 1]: per such source
     StructField("indices", BinaryType(), False),   # int32 local destinations
 ])
 STATE = StructType([
@@ -233,20 +236,26 @@ def union_members(groups: np.ndarray, counts: np.ndarray, table: np.ndarray, row
 
 # --- kernels ----------------------------------------------------------------------------------
 
-SPREAD_CHUNK_BYTES = 1 << 26   # gathered registers per chunk of arcs (64 MiB)
+SPREAD_CHUNK_BYTES = 1 << 23   # gathered registers per chunk of arcs (8 MiB)
 
 
-def spread(indptr: np.ndarray, indices: np.ndarray, counters: Counters, changed: np.ndarray
-           ) -> tuple[np.ndarray, Counters]:
+def spread(indptr: np.ndarray, indices: np.ndarray, counters: Counters, changed: np.ndarray,
+           sources_of_rows: np.ndarray | None = None) -> tuple[np.ndarray, Counters]:
     """(destination rows, the union of the *changed* sources' counters linking each: register-wise
-    max, member lists united).  Arcs are taken in chunks of whole destinations, so at most about
-    ``SPREAD_CHUNK_BYTES`` of gathered registers are in memory at once."""
+    max, member lists united).  ``indptr`` has one entry per local source (CSR), or per entry of
+    ``sources_of_rows``, the local sources that have links (hypersparse, DCSR).  Arcs are taken
+    in chunks of whole destinations, so at most about ``SPREAD_CHUNK_BYTES`` of gathered
+    registers are in memory at once."""
     m = counters.regs.shape[1]
     empty = np.zeros(0, dtype=np.int64), Counters.empty(m)
-    sources = np.flatnonzero(changed)
+    if sources_of_rows is None:
+        positions = sources = np.flatnonzero(changed)
+    else:
+        positions = np.flatnonzero(changed[sources_of_rows])
+        sources = sources_of_rows[positions]
     if len(sources) == 0:
         return empty
-    starts, counts = indptr[sources], indptr[sources + 1] - indptr[sources]
+    starts, counts = indptr[positions], indptr[positions + 1] - indptr[positions]
     keep = counts > 0
     sources, starts, counts = sources[keep], starts[keep], counts[keep]
     if len(sources) == 0:
@@ -329,27 +338,109 @@ def plan_blocks(n: int, block_max_nodes: int) -> tuple[int, int]:
     return n_blocks, max(1, math.ceil(n / n_blocks))
 
 
+# --- sizing -------------------------------------------------------------------------------------
+
+MIB = 1 << 20
+DEFAULT_BLOCK_BYTES = 64 * MIB   # the rank engine's block budget (``rank.block_bytes``)
+STATE_COPIES = 3                 # a block's state, its merged copy and the partials it receives
+STATE_SHARE = 2                  # the counters take at most 1/STATE_SHARE of the budget
+ROW_BYTES = 12                   # int32 local source + int64 row pointer per source row of a block pair
+ARC_BYTES = 28                   # int32 stored destination + three int64 temporaries while spreading
+
+
+def node_bytes(m: int) -> int:
+    """State bytes of one node: its registers, exact members and count, changed flag, harmonic sum."""
+    return m + 8 * exact_limit(m) + 4 + 1 + 8
+
+
+def budget_block_nodes(m: int, block_bytes: int, block_max_nodes: int) -> int:
+    """Nodes per block: at most ``block_max_nodes``, and few enough that the block's counters (all
+    their copies) take at most half of ``block_bytes``; the rest is for its links."""
+    return max(1, min(block_max_nodes, block_bytes // (STATE_SHARE * STATE_COPIES * node_bytes(m))))
+
+
+@dataclass(frozen=True)
+class TaskBytes:
+    """What one block's task holds: the counters of its nodes (``STATE_COPIES`` copies), the
+    row pointers of its block pairs (hypersparse: one per source row that has links there), its
+    arcs, and the counters gathered along them (in chunks of at most ``SPREAD_CHUNK_BYTES``)."""
+
+    nodes: int
+    blocks: int
+    block_nodes: int
+    state: int
+    row_pointers: int
+    arcs: int
+
+    @property
+    def total(self) -> int:
+        return self.state + self.row_pointers + self.arcs
+
+    def describe(self) -> str:
+        return (f"{size_text(self.total)} per task ({self.blocks:,} block(s) of {self.block_nodes:,} nodes: "
+                f"counters {size_text(self.state)}, row pointers {size_text(self.row_pointers)}, "
+                f"arcs {size_text(self.arcs)})")
+
+
+def size_text(size: int) -> str:
+    """``size`` bytes in the largest binary unit it reaches (GiB, MiB, KiB), one decimal."""
+    for unit, scale in (("GiB", 1 << 30), ("MiB", MIB), ("KiB", 1 << 10)):
+        if size >= scale:
+            return f"{size / scale:,.1f} {unit}"
+    return f"{size} bytes"
+
+
+def task_bytes(n: int, arcs: int, m: int, block_nodes: int) -> TaskBytes:
+    """The bytes a block's task needs for a graph of ``n`` nodes and ``arcs`` links in blocks of
+    at most ``block_nodes`` nodes, the arcs spread evenly over the source blocks."""
+    blocks, size = plan_blocks(max(n, 1), block_nodes)
+    per_block = math.ceil(arcs / blocks)
+    gathered = min(SPREAD_CHUNK_BYTES, per_block * node_bytes(m))
+    return TaskBytes(n, blocks, size, STATE_COPIES * size * node_bytes(m), ROW_BYTES * min(per_block, size * blocks),
+                     ARC_BYTES * per_block + gathered)
+
+
+def require_fits(need: TaskBytes, block_bytes: int, what: str, fits: str = "") -> None:
+    """Raise ``HyperBallTooLarge`` when ``need`` is over the budget; ``what`` names the graph,
+    ``fits`` says what would fit (appended to the message)."""
+    if need.total > block_bytes:
+        raise HyperBallTooLarge(
+            f"centrality: HyperBall over {what} ({need.nodes:,} nodes) needs {need.describe()}, over the block "
+            f"budget of {size_text(block_bytes)} (rank.block_bytes); refused before any iteration"
+            + (f"; {fits}" if fits else ""))
+
+
 def _size(block: int, block_size: int, n: int) -> int:
     return max(0, min(block_size, n - block * block_size))
 
 
-def edge_blocks(edges: DataFrame, n: int, block_size: int, partitions: int) -> DataFrame:
-    """One CSR (rows: local sources of ``sb``; columns: local destinations in ``db``) per pair."""
+def edge_blocks(edges: DataFrame, block_size: int, partitions: int) -> DataFrame:
+    """One hypersparse CSR per (source block, destination block) pair: the local sources of
+    ``sb`` that link into ``db`` (``sources``), a row pointer per such source, the local
+    destinations in ``db``; so a pair takes bytes per link, whatever the block size."""
     keyed = edges.select(
         (F.col(SRC) / block_size).cast("int").alias(SB), (F.col(DST) / block_size).cast("int").alias(DB),
         (F.col(SRC) % block_size).cast("long").alias("s"), (F.col(DST) % block_size).cast("long").alias("d"))
 
     def pack(pdf: pd.DataFrame) -> pd.DataFrame:
-        sb, db = int(pdf[SB].iloc[0]), int(pdf[DB].iloc[0])
-        size = _size(sb, block_size, n)
         order = np.lexsort((pdf["d"].to_numpy(), pdf["s"].to_numpy()))
         s, d = pdf["s"].to_numpy()[order], pdf["d"].to_numpy()[order]
-        indptr = np.zeros(size + 1, dtype=np.int64)
-        np.cumsum(np.bincount(s, minlength=size), out=indptr[1:])
-        return pd.DataFrame({SB: [sb], DB: [db], "indptr": [indptr.tobytes()],
+        sources, first = np.unique(s, return_index=True)
+        indptr = np.append(first, len(s)).astype(np.int64)
+        return pd.DataFrame({SB: [int(pdf[SB].iloc[0])], DB: [int(pdf[DB].iloc[0])],
+                             "sources": [sources.astype(np.int32).tobytes()], "indptr": [indptr.tobytes()],
                              "indices": [d.astype(np.int32).tobytes()]})
 
     return keyed.groupBy(SB, DB).applyInPandas(pack, EDGE_BLOCK).repartition(partitions, SB)
+
+
+def dense_row_pointer(sources: np.ndarray, indptr: np.ndarray, size: int) -> np.ndarray:
+    """The CSR row pointer (one entry per local source 0..size) of a hypersparse one."""
+    counts = np.zeros(size, dtype=np.int64)
+    counts[sources] = np.diff(indptr)
+    dense = np.zeros(size + 1, dtype=np.int64)
+    np.cumsum(counts, out=dense[1:])
+    return dense
 
 
 def _combiner(m: int, t: int) -> Callable:
@@ -379,17 +470,31 @@ def _combiner(m: int, t: int) -> Callable:
 
 
 class HyperBall:
-    def __init__(self, spark: SparkSession, registers: int, block_max_nodes: int, max_iter: int = 1000,
-                 single_task: bool = True, checkpoint_every: int = 5, partitions: int | None = None):
-        self.spark, self.m, self.block_max_nodes = spark, registers, block_max_nodes
-        self.max_iter, self.single_task, self.checkpoint_every = max_iter, single_task, checkpoint_every
-        self.partitions = partitions or int(spark.conf.get("spark.sql.shuffle.partitions") or 200)
+    """HyperBall over nodes ``0 .. n-1``.  Blocks hold at most ``block_max_nodes`` nodes and few
+    enough that a block's state fits ``block_bytes`` (:func:`budget_block_nodes`); a graph whose
+    block task would need more than ``block_bytes`` anyway (:func:`task_bytes`: the dense row
+    pointers grow with the block count) is refused before any iteration (``HyperBallTooLarge``)."""
 
-    def run(self, edges: DataFrame, n: int, progress: Callable[[BallStep], None] | None = None) -> HyperBallResult:
-        """Harmonic centrality of nodes ``0 .. n-1`` of ``edges`` (src, dst)."""
+    def __init__(self, spark: SparkSession, registers: int, block_max_nodes: int, max_iter: int = 1000,
+                 single_task: bool = True, checkpoint_every: int = 5, partitions: int | None = None,
+                 block_bytes: int = DEFAULT_BLOCK_BYTES):
+        self.spark, self.m, self.block_bytes = spark, registers, block_bytes
+        self.block_max_nodes = budget_block_nodes(registers, block_bytes, block_max_nodes)
+        self.max_iter, self.single_task, self.checkpoint_every = max_iter, single_task, checkpoint_every
+        self.partitions = partitions   # None: one per block
+
+    def needs(self, n: int, arcs: int) -> TaskBytes:
+        """The bytes one block's task needs for a graph of ``n`` nodes and ``arcs`` links."""
+        return task_bytes(n, arcs, self.m, self.block_max_nodes)
+
+    def run(self, edges: DataFrame, n: int, progress: Callable[[BallStep], None] | None = None,
+            arcs: int | None = None) -> HyperBallResult:
+        """Harmonic centrality of nodes ``0 .. n-1`` of ``edges`` (src, dst); ``arcs``: the number
+        of edges, when known (counted otherwise), to refuse a graph over the budget up front."""
+        require_fits(self.needs(n, edges.count() if arcs is None else arcs), self.block_bytes, "this graph")
         n_blocks, block_size = plan_blocks(n, self.block_max_nodes)
-        partitions = max(1, min(self.partitions, n_blocks))
-        packed = edge_blocks(edges, n, block_size, partitions).persist(StorageLevel.MEMORY_AND_DISK)
+        partitions = max(1, min(self.partitions or n_blocks, n_blocks))
+        packed = edge_blocks(edges, block_size, partitions).persist(StorageLevel.MEMORY_AND_DISK)
         try:
             packed.count()
             if n_blocks == 1 and self.single_task:
@@ -404,8 +509,12 @@ class HyperBall:
 
         def solve(pdf: pd.DataFrame) -> pd.DataFrame:
             row = pdf.iloc[0] if len(pdf) else None
-            indptr = np.frombuffer(row["indptr"], dtype=np.int64) if row is not None else np.zeros(n + 1, np.int64)
-            indices = np.frombuffer(row["indices"], dtype=np.int32) if row is not None else np.zeros(0, np.int32)
+            if row is None:
+                indptr, indices = np.zeros(n + 1, np.int64), np.zeros(0, np.int32)
+            else:
+                indptr = dense_row_pointer(np.frombuffer(row["sources"], dtype=np.int32),
+                                           np.frombuffer(row["indptr"], dtype=np.int64), n)
+                indices = np.frombuffer(row["indices"], dtype=np.int32)
             harmonic, steps, converged = single_block(indptr, indices, n, m, max_iter)
             table = np.array([(s.iteration, s.changed, s.added, s.seconds) for s in steps], dtype=np.float64)
             return pd.DataFrame({"harmonic": [harmonic.tobytes()], "steps": [table.tobytes()],
@@ -460,51 +569,67 @@ class HyperBall:
 
     def _iterate(self, packed: DataFrame, n: int, n_blocks: int, block_size: int, partitions: int,
                  progress) -> HyperBallResult:
+        """The block exchange, one Spark job per step.  The state is checkpointed reliably at the
+        start and every ``checkpoint_every`` steps (``linkgraph.lake.checkpoints``: a lost executor
+        costs at most that many steps of recomputation), each cut replacing the one before."""
         m = self.m
-        state = self._initial_state(n, n_blocks, block_size, partitions).localCheckpoint(eager=True)
+        state = checkpoints.cut(self._initial_state(n, n_blocks, block_size, partitions))
+        last_cut = state
         steps: list[BallStep] = []
-        converged = False
         for t in range(1, self.max_iter + 1):
             started = time.monotonic()
-
-            def send(key, edges_pdf: pd.DataFrame, state_pdf: pd.DataFrame) -> pd.DataFrame:
-                out: list[tuple[int, bytes, bytes, bytes, bytes]] = []
-                if len(state_pdf) == 0 or len(edges_pdf) == 0:
-                    return pd.DataFrame(out, columns=[f.name for f in PARTIAL.fields])
-                s = state_pdf.iloc[0]
-                counters = Counters.from_bytes(s["registers"], s["members"], s["counts"], m)
-                changed = np.frombuffer(s["changed"], dtype=bool)
-                for _, e in edges_pdf.iterrows():
-                    rows, incoming = spread(np.frombuffer(e["indptr"], dtype=np.int64),
-                                            np.frombuffer(e["indices"], dtype=np.int32), counters, changed)
-                    if len(rows):
-                        out.append((int(e[DB]), rows.tobytes(), *incoming.to_bytes()))
-                return pd.DataFrame(out, columns=[f.name for f in PARTIAL.fields])
-
-            partials = packed.groupBy(SB).cogroup(state.groupBy(BLOCK)).applyInPandas(send, PARTIAL)
-
+            partials = packed.groupBy(SB).cogroup(state.groupBy(BLOCK)).applyInPandas(_sender(m), PARTIAL)
             new_state = partials.groupBy(BLOCK).cogroup(state.groupBy(BLOCK)).applyInPandas(_combiner(m, t), STATE)
             new_state = new_state.repartition(partitions, BLOCK)
-            new_state = (new_state.localCheckpoint(eager=True) if t % self.checkpoint_every == 0
-                         else new_state.persist(StorageLevel.MEMORY_AND_DISK))
+            if t % self.checkpoint_every == 0:
+                new_state = checkpoints.cut(new_state)
+                checkpoints.drop(last_cut)
+                last_cut = new_state
+            else:
+                new_state = new_state.persist(StorageLevel.MEMORY_AND_DISK)
             totals = one_row(new_state.agg(F.sum("n_changed").alias("c"), F.sum("added").alias("a")))
             state.unpersist()
             state = new_state
-            step = BallStep(t, int(totals["c"] or 0), float(totals["a"] or 0.0), time.monotonic() - started)
-            steps.append(step)
+            steps.append(BallStep(t, int(totals["c"] or 0), float(totals["a"] or 0.0), time.monotonic() - started))
             if progress:
-                progress(step)
-            if step.changed == 0:
-                converged = True
+                progress(steps[-1])
+            if steps[-1].changed == 0:
                 break
+        harmonic = state.select(BLOCK, "harmonic").mapInPandas(_exploder(block_size), RESULT)
+        return HyperBallResult(harmonic, len(steps), bool(steps) and steps[-1].changed == 0, steps)
 
-        def explode(batches):
-            for pdf in batches:
-                for block, harmonic in zip(pdf[BLOCK], pdf["harmonic"], strict=True):
-                    values = np.frombuffer(harmonic, dtype=np.float64)
-                    first = int(block) * block_size
-                    yield pd.DataFrame({"node": np.arange(first, first + len(values), dtype=np.int64),
-                                        "harmonic": values})
 
-        return HyperBallResult(state.select(BLOCK, "harmonic").mapInPandas(explode, RESULT), len(steps), converged,
-                               steps)
+def _sender(m: int) -> Callable:
+    """A step's spread of each source block's changed counters through its block pairs (a cogroup
+    function): one PARTIAL row per destination block that receives something."""
+
+    def send(key, edges_pdf: pd.DataFrame, state_pdf: pd.DataFrame) -> pd.DataFrame:
+        out: list[tuple[int, bytes, bytes, bytes, bytes]] = []
+        if len(state_pdf) == 0 or len(edges_pdf) == 0:
+            return pd.DataFrame(out, columns=[f.name for f in PARTIAL.fields])
+        s = state_pdf.iloc[0]
+        counters = Counters.from_bytes(s["registers"], s["members"], s["counts"], m)
+        changed = np.frombuffer(s["changed"], dtype=bool)
+        for _, e in edges_pdf.iterrows():
+            rows, incoming = spread(np.frombuffer(e["indptr"], dtype=np.int64),
+                                    np.frombuffer(e["indices"], dtype=np.int32), counters, changed,
+                                    np.frombuffer(e["sources"], dtype=np.int32).astype(np.int64))
+            if len(rows):
+                out.append((int(e[DB]), rows.tobytes(), *incoming.to_bytes()))
+        return pd.DataFrame(out, columns=[f.name for f in PARTIAL.fields])
+
+    return send
+
+
+def _exploder(block_size: int) -> Callable:
+    """(block, harmonic bytes) rows to RESULT rows (a mapInPandas function)."""
+
+    def explode(batches):
+        for pdf in batches:
+            for block, harmonic in zip(pdf[BLOCK], pdf["harmonic"], strict=True):
+                values = np.frombuffer(harmonic, dtype=np.float64)
+                first = int(block) * block_size
+                yield pd.DataFrame({"node": np.arange(first, first + len(values), dtype=np.int64),
+                                    "harmonic": values})
+
+    return explode

@@ -25,7 +25,7 @@ from linkgraph.lake.context import Report, StepContext
 from linkgraph.lake.ids import number_in_order
 from linkgraph.rank.engine import BlockEngine, RankParams
 from linkgraph.rank.graph import VERTEX, RankGraph
-from linkgraph.rank.hyperball import BallStep, HyperBall, relative_standard_error
+from linkgraph.rank.hyperball import BallStep, HyperBall, relative_standard_error, require_fits
 from linkgraph.steps.registry import Step, option
 
 log = logging.getLogger(__name__)
@@ -71,8 +71,12 @@ def _run(ctx: StepContext, level: str) -> CentralityReport:
     vertices = graph.vertices.persist(StorageLevel.MEMORY_AND_DISK)
     try:
         report.arcs = edges.count()
-        balls = HyperBall(ctx.spark, cc.registers, cc.block_max_nodes, cc.max_iter, cc.single_task,
-                          cc.checkpoint_every).run(edges, graph.n, progress=_log_step)
+        hyperball = HyperBall(ctx.spark, cc.registers, cc.block_max_nodes, cc.max_iter, cc.single_task,
+                              cc.checkpoint_every, block_bytes=rc.block_bytes)
+        need = hyperball.needs(graph.n, report.arcs)
+        if need.total > rc.block_bytes:
+            require_fits(need, rc.block_bytes, f"the {level} graph", _fitting_level(ctx, hyperball, level))
+        balls = hyperball.run(edges, graph.n, progress=_log_step, arcs=report.arcs)
         params = RankParams(damping=rc.damping, tol=rc.tol, max_iter=rc.max_iter,
                             block_max_vertices=rc.block_max_vertices, checkpoint_every=rc.checkpoint_every,
                             single_task=rc.single_task)
@@ -87,6 +91,22 @@ def _run(ctx: StepContext, level: str) -> CentralityReport:
     lake.append(S.CENTRALITY_RUNS_TABLE, ctx.spark.createDataFrame([_run_row(ctx, report)], S.CENTRALITY_RUNS))
     log.info(report.summary())
     return report
+
+
+def _fitting_level(ctx: StepContext, hyperball: HyperBall, refused: str) -> str:
+    """Which of the other levels' graphs in the lake fit the block budget (sized from their
+    tables' rows), for the refusal's message."""
+    needs = []
+    for level in S.CENTRALITY_LEVELS:
+        nodes_table, links_table = required_tables(level)
+        if level != refused and ctx.lake.exists(nodes_table) and ctx.lake.exists(links_table):
+            needs.append((level, hyperball.needs(ctx.lake.read(nodes_table).count(),
+                                                 ctx.lake.read(links_table).count())))
+    fitting = [f"the {level} level fits ({need.nodes:,} nodes, {need.describe()})"
+               for level, need in needs if need.total <= hyperball.block_bytes]
+    if fitting:
+        return "; ".join(fitting)
+    return "no level fits: raise rank.block_bytes, or lower centrality.registers"
 
 
 def centrality_rows(vertices: DataFrame, harmonic: DataFrame, ranks: DataFrame, level: str, iterations: int,
