@@ -58,6 +58,7 @@ from linkgraph.config import config_from_dict
 from linkgraph.io.delta import Lake
 from linkgraph.rank.engine import BlockEngine, RankParams
 from linkgraph.rank.graph import build_rank_graph
+from linkgraph.rank.plan import CHECKPOINT_BYTES_PER_PAGE, shuffle_bytes_per_iteration
 from linkgraph.session import get_spark
 from linkgraph.steps import compress, ingest
 from linkgraph.steps.context import StepContext
@@ -66,6 +67,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ingest import generate_edges  # noqa: E402  (bench/ingest.py: the URL edge-record generator)
 
 PAGES_PER_HOST = 50
+LINEAGE_EVERY = 3   # the PageRank runs cut their lineage (checkpoint the ranks) every 3 iterations
 
 
 def parse_size(text: str) -> int:
@@ -251,8 +253,25 @@ class ShuffleMeter:
         return new
 
 
-def dir_bytes(path: Path) -> int:
-    return sum(p.stat().st_size for p in path.rglob("*.parquet") if "_delta_log" not in p.parts)
+def dir_bytes(path: Path, pattern: str = "*.parquet") -> int:
+    """Bytes of the files under ``path`` named like ``pattern`` (``part-``: Spark's checkpoint parts)."""
+    if pattern == "part-":
+        return sum(p.stat().st_size for p in path.rglob("part-*") if p.is_file()) if path.exists() else 0
+    return sum(p.stat().st_size for p in path.rglob(pattern) if "_delta_log" not in p.parts)
+
+
+def plan_line(pages: int, links: int, result, measured_shuffle: int, checkpoint_bytes: int, cuts: int) -> str:
+    """The plan's shuffle per iteration and checkpoint bytes for this graph and B (``linkgraph.rank.plan``,
+    the module ``linkgraph plan`` prints from) against what Spark measured; the checkpoint of
+    the carried state as it was stored uncompressed (ranks and partials) for comparison."""
+    planned = shuffle_bytes_per_iteration(links, pages, 1, result.blocks)
+    carried_raw = 8 * pages + 12 * result.exchange_rows
+    per_checkpoint = checkpoint_bytes // max(cuts, 1)
+    planned_checkpoint = int(CHECKPOINT_BYTES_PER_PAGE * pages)
+    return (f"plan: links={links} pages={pages} blocks={result.blocks} planned_shuffle={planned} "
+            f"measured_shuffle={measured_shuffle} plan_vs_measured_shuffle={planned / max(measured_shuffle, 1):.3f} "
+            f"checkpoint_bytes_uncompressed_carried={carried_raw} checkpoint_bytes_ranks_raw={8 * pages} "
+            f"checkpoint_bytes_measured={per_checkpoint} checkpoint_bytes_plan={planned_checkpoint}")
 
 
 @dataclass
@@ -349,6 +368,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"scale bench: sizes {', '.join(map(label, sizes))}; local[2]; load average at start "
           f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", flush=True)
     results: dict[str, list[Measure]] = {}
+    plan_lines: list[str] = []
     try:
         for size in sizes:
             if size in ingest_sizes:
@@ -369,22 +389,28 @@ def main(argv: list[str] | None = None) -> int:
             graph = build_rank_graph(pages, links, ())
             graph.n_edges = n_links
             params = RankParams(tol=1e-300, max_iter=args.iterations, blocks=args.blocks, checkpoint_every=0,
-                                single_task=False)
+                                single_task=False, lineage_every=LINEAGE_EVERY)
             marks: list[tuple[float, int]] = []
 
             def progress(stat):
                 marks.append((stat.seconds, shuffle.mark()))
 
             shuffle.mark()
+            checkpoints_before = dir_bytes(workdir / "checkpoints", "part-")
             with PeakMemory() as memory:
                 started = time.monotonic()
-                BlockEngine(spark, params).run(graph, progress=progress)
+                result = BlockEngine(spark, params).run(graph, progress=progress)
                 total = time.monotonic() - started
-            timed = marks[1:]  # the first iteration also carries the packing's leftovers
+            # the first iteration also carries the packing's leftovers; a lineage cut adds a multiply stage
+            timed = [m for i, m in enumerate(marks, 1) if i > 1 and i % LINEAGE_EVERY]
             per_iteration = Measure("pagerank_iteration", size, n_links, sum(s for s, _ in timed) / len(timed),
                                     memory.peak, sum(b for _, b in timed) // len(timed), 0)
             print(per_iteration.line() + f"  (run incl. packing {total:.1f} s)", flush=True)
             results.setdefault("pagerank_iteration", []).append(per_iteration)
+            plan_lines.append(plan_line(graph.n, n_links, result, per_iteration.shuffle,
+                                        dir_bytes(workdir / "checkpoints", "part-") - checkpoints_before,
+                                        len(marks) // LINEAGE_EVERY))
+            print(plan_lines[-1], flush=True)
             graph.vertices.unpersist()
 
             m = measure("compress", size, lambda r: n_links,
@@ -406,6 +432,11 @@ def main(argv: list[str] | None = None) -> int:
         if len(ranks) >= 2:
             a, b = ranks[0], ranks[-1]
             print(f"pagerank_iteration_exponent_{label(a.size)}_{label(b.size)}={exponent(a, b):.3f}")
+        if plan_lines:   # the largest graph's figures as key=value lines
+            for field in plan_lines[-1].split()[1:]:
+                if field.split("=")[0] in ("plan_vs_measured_shuffle", "checkpoint_bytes_uncompressed_carried",
+                                           "checkpoint_bytes_measured", "checkpoint_bytes_plan"):
+                    print(field)
     finally:
         spark.stop()
         if not args.workdir:
