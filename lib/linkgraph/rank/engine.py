@@ -69,6 +69,7 @@ from pyspark.sql.types import (
 from scipy.sparse import coo_matrix, csr_matrix
 
 from linkgraph.rank.graph import DST, SRC, VERTEX, WEIGHT, RankGraph
+from linkgraph.rank.teleport import UNIFORM_VERTEX
 from linkgraph.schemas import RANK, VECTOR_ID
 
 log = logging.getLogger(__name__)
@@ -356,7 +357,8 @@ def teleport_blocks(teleport: DataFrame, plan: BlockPlan, first_vector: int, vec
     ``first_vector .. first_vector + vectors − 1`` (renumbered from 0), partitioned by block."""
     starts = np.asarray(plan.starts, dtype=np.int64)
     per_chunk = max(1, budget // 16)
-    selected = teleport.where(F.col(VECTOR_ID).between(first_vector, first_vector + vectors - 1)).select(
+    selected = teleport.where(F.col(VECTOR_ID).between(first_vector, first_vector + vectors - 1)
+                              & (F.col(VERTEX) != UNIFORM_VERTEX)).select(
         F.col(VERTEX).cast("long").alias(VERTEX), (F.col(VECTOR_ID) - first_vector).cast("int").alias(VECTOR_ID),
         F.col("weight").cast("double").alias("weight"))
 
@@ -386,15 +388,30 @@ def teleport_blocks(teleport: DataFrame, plan: BlockPlan, first_vector: int, vec
     ), plan.n_blocks)
 
 
-def _teleport_vector(entries: list | None, vectors: int, size: int, n: int) -> np.ndarray | float:
-    """A block's teleport weights: float64[K, size] of its entries, or for the uniform vector the
-    scalar 1/n (implicit: numpy broadcasts it, no array of n entries is built anywhere)."""
+def _teleport_vector(entries: list | None, vectors: int, size: int, n: int,
+                     uniform: np.ndarray | None = None) -> np.ndarray | float:
+    """A block's teleport weights: float64[K, size] of its entries, 1/n in the rows of the vectors
+    ``uniform`` marks; with no entries at all (every vector uniform) the scalar 1/n.  The uniform
+    vector is implicit: numpy broadcasts 1/n, and no table or shuffle holds n entries of it."""
     if entries is None:
         return 1.0 / n
     v = np.zeros((vectors, size))
     for _, vec, loc, wt in entries:
         np.add.at(v, (_i32(vec), _i32(loc)), _f64(wt))
+    if uniform is not None and uniform.any():
+        v[uniform] = 1.0 / n
     return v
+
+
+def uniform_vectors(teleport: DataFrame, first_vector: int, vectors: int) -> np.ndarray:
+    """bool[vectors]: which of vectors ``first_vector ..`` are uniform over all pages, marked in
+    ``teleport`` by one row at ``teleport.UNIFORM_VERTEX`` (at most K rows reach the driver)."""
+    mask = np.zeros(vectors, dtype=bool)
+    marked = teleport.where((F.col(VERTEX) == UNIFORM_VERTEX)
+                            & F.col(VECTOR_ID).between(first_vector, first_vector + vectors - 1))
+    for row in marked.select(VECTOR_ID).distinct().collect():
+        mask[row[0] - first_vector] = True
+    return mask
 
 
 def _chunk_rows(value: tuple) -> int:
@@ -455,6 +472,7 @@ class BlockEngine:
         self.spark = spark
         self.params = params
         self.cores = partitions or spark.sparkContext.defaultParallelism
+        self._uniform: np.ndarray | None = None   # the current pass's vectors marked uniform in its teleport
 
     def plan(self, graph: RankGraph, n_vectors: int) -> BlockPlan:
         n_links = graph.n_edges if graph.n_edges is not None else graph.edges.count()
@@ -496,6 +514,7 @@ class BlockEngine:
                 vectors = min(plan.vectors, n_vectors - first)
                 tele = None if teleport is None else teleport_blocks(teleport, plan, first, vectors,
                                                                      params.block_bytes)
+                self._uniform = None if teleport is None else uniform_vectors(teleport, first, vectors)
                 start = None if initial is None else initial.where(
                     F.col(VECTOR_ID).between(first, first + vectors - 1)).withColumn(
                     VECTOR_ID, F.col(VECTOR_ID) - first)
@@ -600,12 +619,12 @@ class BlockEngine:
         iteration.  Only the per-iteration statistics reach the driver; the ranks stay one cached
         value of 8·K·n bytes (at most the budget).  Nothing is checkpointed
         mid-run: such a run takes seconds to minutes, and a killed one simply starts over."""
-        p = self.params
+        p, uniform_rows = self.params, self._uniform
         uniform = tele is None
 
         def solve(items: Iterable) -> Iterator:
             matrix, r, dangling_mask, teleports = _gather_one_task(items, n_vectors, n)
-            v = _teleport_vector(None if uniform else teleports, n_vectors, n, n)
+            v = _teleport_vector(None if uniform else teleports, n_vectors, n, n, uniform_rows)
             r, history, vector_iterations = _power_iterate(matrix, r, dangling_mask, v, p.damping, p.tol, p.max_iter)
             yield 0, ("S", r.tobytes(), np.asarray(history, dtype=np.float64).tobytes(), vector_iterations.tobytes())
 
@@ -669,7 +688,7 @@ class BlockEngine:
         dangling mass) to."""
         stats = self.spark.sparkContext.accumulator({}, _BlockStats())
         step = _stepper(plan.starts, n_vectors, n, self.params.damping, active.copy(), dangling_mass.copy(),
-                        tele is None, stats)
+                        None if tele is None else self._uniform, tele is None, stats)
         inputs = carried.union(dangling).union(edges)
         if tele is not None:
             inputs = inputs.union(tele)
@@ -741,15 +760,15 @@ def _gather_block(items: Iterable, n_vectors: int, size: int) -> tuple[np.ndarra
     return incoming, old, mask, teleports, chunks
 
 
-def _stepper(starts, n_vectors: int, n: int, damping: float, active: np.ndarray, mass: np.ndarray, uniform: bool,
-             stats: Accumulator) -> Callable[[int, Iterable], Iterator]:
+def _stepper(starts, n_vectors: int, n: int, damping: float, active: np.ndarray, mass: np.ndarray,
+             uniform_rows: np.ndarray | None, uniform: bool, stats: Accumulator) -> Callable[[int, Iterable], Iterator]:
     """The task of a block in one iteration (see ``BlockEngine._iterate``)."""
     spread = _spreader(starts, n_vectors)
 
     def step(block: int, items: Iterable) -> Iterator:
         size = starts[block + 1] - starts[block]
         incoming, old, mask, teleports, chunks = _gather_block(items, n_vectors, size)
-        v = _teleport_vector(None if uniform else teleports, n_vectors, size, n)
+        v = _teleport_vector(None if uniform else teleports, n_vectors, size, n, uniform_rows)
         new = damping * (incoming + mass[:, None] * v) + (1.0 - damping) * v
         new[~active] = old[~active]
         l1, block_mass = np.abs(new - old).sum(axis=1), new[:, mask].sum(axis=1)
