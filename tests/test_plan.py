@@ -55,3 +55,33 @@ def test_parse_count_and_bad_flags(capsys):
     assert "--cores must be positive" in capsys.readouterr().err
     assert main(["plan", "--links", "1e9"]) == 2
     assert "give --links and --pages, or --lake" in capsys.readouterr().err
+
+
+def test_cluster_config_carries_the_plans_settings(capsys):
+    """conf/cluster.yaml's memory settings are the plan's for the inputs its comment names."""
+    from pathlib import Path
+
+    from linkgraph.config import load_config
+
+    conf = Path(__file__).resolve().parents[1] / "conf" / "cluster.yaml"
+    lines = plan_lines(capsys, "--links", "10e9", "--pages", "1e9", "--cores", "400", "--conf", str(conf))
+    assert "linkgraph plan --links 10e9 --pages 1e9 --cores 400" in conf.read_text()
+    spark = load_config(conf).spark
+    for key in ("spark.executor.cores", "spark.executor.memory", "spark.executor.pyspark.memory",
+                "spark.executor.memoryOverhead"):
+        assert spark.conf[key] == lines[key], key
+    assert spark.shuffle_partitions >= int(lines["spark.sql.shuffle.partitions"])
+    assert int(spark.driver_memory.rstrip("g")) << 10 >= int(lines["spark.driver.memory"].rstrip("m"))
+
+
+def test_scaling_doc_quotes_the_plan(capsys):
+    """docs/scaling.md's quoted `linkgraph plan` output is what the code prints."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    doc = (root / "docs" / "scaling.md").read_text()
+    command = "$ linkgraph plan --links 10e9 --pages 1e9 --cores 400 --conf conf/cluster.yaml\n"
+    quoted = doc[doc.index(command) + len(command):].split("```", 1)[0].strip().splitlines()
+    assert main(["plan", "--links", "10e9", "--pages", "1e9", "--cores", "400",
+                 "--conf", str(root / "conf" / "cluster.yaml")]) == 0
+    assert quoted == capsys.readouterr().out.strip().splitlines()

@@ -49,7 +49,7 @@ COMPRESS_SHUFFLE_BYTES_PER_LINK = 32  # (src, dst) longs, shuffled once per dire
 PARTITION_BYTES = 128 * MIB           # shuffle bytes per partition (spark.sql.adaptive.advisoryPartitionSizeInBytes)
 PYTHON_COPIES = 2                     # a block's values as pickled bytes, and its arrays / scipy matrix
 JVM_BASE_BYTES = 2 * GIB              # an executor's heap before it caches anything
-DRIVER_BASE_BYTES = 2 * GIB
+DRIVER_BASE_BYTES = 4 * GIB   # Delta snapshots, the planner's 65,536 bucket counts, ingest's broadcast table
 MAP_STATUS_BYTES = 4                  # driver bytes per (map task, reduce partition) of one shuffle
 MIN_OVERHEAD_BYTES = 384 * MIB        # Spark's floor for spark.executor.memoryOverhead
 
@@ -175,9 +175,10 @@ def make_plan(inputs: PlanInputs, params: RankParams) -> Plan:
     # the packed links are cached once (MEMORY_AND_DISK): their executor's share, plus shuffle buffers
     executor_memory = JVM_BASE_BYTES + math.ceil(packed / executors) + inputs.executor_cores * per_task
     overhead = max(MIN_OVERHEAD_BYTES, executor_memory // 10)
-    # two iterations' shuffle files live at once, plus the cached links spilled to disk
-    local_disk = math.ceil((2 * shuffle + packed) / executors)
+    # two iterations' shuffle files live at once, plus the cached links spilled to disk; or the
+    # (src, dst) pairs compress shuffles, whichever is more
     compress_shuffle = COMPRESS_SHUFFLE_BYTES_PER_LINK * e
+    local_disk = math.ceil(max(2 * shuffle + packed, compress_shuffle) / executors)
     partitions = max(2 * inputs.cores, math.ceil(max(compress_shuffle, PACK_SHUFFLE_BYTES_PER_LINK * e)
                                                  / PARTITION_BYTES))
     driver = DRIVER_BASE_BYTES + MAP_STATUS_BYTES * b * b
