@@ -31,9 +31,11 @@ negligible unless a block pair carries only a few links).  An iteration is one s
 tasks with one Python pass each: a task sums the partials sent to its block, reports the block's
 L1 change and dangling mass through an accumulator and writes its new partials to the next
 shuffle (the stage is run as a shuffle-map stage alone; the next iteration's tasks read its
-files).  Every ``lineage_every`` iterations the rank RDD is cached and checkpointed reliably (the
-session's checkpoint directory; a local checkpoint only when none is set), so a lost executor
-costs at most that many iterations of recomputation, never the run; every ``checkpoint_every``
+files).  Every ``lineage_every`` iterations the new rank blocks alone are cached and checkpointed
+reliably (the session's checkpoint directory; a local checkpoint only when none is set) as
+zstd-compressed byte planes, and the partials they send are computed again from them, so the
+checkpoint holds no partial sums and a lost executor costs at most that many iterations of
+recomputation, never the run; every ``checkpoint_every``
 iterations the rank state is also written to the state store (Delta ``rank_state``), which is
 what a killed run resumes from.
 K personalisation vectors are processed in passes of at most ``MAX_VECTOR_CHUNK`` vectors (one
