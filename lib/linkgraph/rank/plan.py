@@ -9,9 +9,10 @@ plan's shuffle per iteration of the bench graph over the shuffle Spark measured)
 
 Measured constants (``python bench/scale.py``, host-structured generated graphs, docs/scaling.md):
 
-* ``ENTRIES_PER_LINK_B8`` and ``ENTRIES_PER_LINK_PER_DOUBLING``: partial entries per link P/E
-  (distinct (source block, destination page) pairs) at B = 8 blocks and its growth per doubling
-  of B (``bench/scale.py --model``: 0.318 at B = 8, 0.417 at B = 128);
+* ``ENTRIES_PER_LINK_LIMIT`` and ``ENTRIES_PER_LINK_DROP``: partial entries per link P/E
+  (distinct (source block, destination page) pairs) as ``LIMIT − DROP / √B``, fitted to
+  ``bench/scale.py --model`` (0.318 at B = 8, 0.384 at B = 32, 0.417 at B = 128: the fit gives
+  0.318, 0.384, 0.417);
 * ``SHUFFLE_BYTES_PER_ENTRY``: bytes a partial entry (one vector) takes in the shuffle after the
   engine's byte planes and Spark's LZ4;
 * ``RANK_SHUFFLE_BYTES_PER_PAGE``: bytes a page's rank (one vector) takes in the shuffle, where
@@ -35,8 +36,8 @@ MIB = 1 << 20
 GIB = 1 << 30
 
 # measured by bench/scale.py (see the module docstring)
-ENTRIES_PER_LINK_B8 = 0.318
-ENTRIES_PER_LINK_PER_DOUBLING = 0.025
+ENTRIES_PER_LINK_LIMIT = 0.450
+ENTRIES_PER_LINK_DROP = 0.373
 SHUFFLE_BYTES_PER_ENTRY = 8.5
 RANK_SHUFFLE_BYTES_PER_PAGE = 8.0
 SEGMENT_BYTES = 71
@@ -133,7 +134,7 @@ def entries_per_link(blocks: int) -> float:
     """P / E, the partial entries per link at ``blocks`` blocks (measured, see the module docstring)."""
     if blocks <= 1:
         return 0.0
-    return max(0.0, min(1.0, ENTRIES_PER_LINK_B8 + ENTRIES_PER_LINK_PER_DOUBLING * math.log2(blocks / 8)))
+    return max(0.0, min(1.0, ENTRIES_PER_LINK_LIMIT - ENTRIES_PER_LINK_DROP / math.sqrt(blocks)))
 
 
 def block_plan(inputs: PlanInputs, params: RankParams) -> BlockPlan:
