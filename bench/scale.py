@@ -11,6 +11,14 @@ One process, one local[2] session.  For every size N (edges generated):
   self-loops and repeated pairs removed) written straight to a lake's ``pages``/``links``, then the
   block engine for ``--iterations`` iterations (``--blocks`` blocks, Spark jobs per iteration,
   no Delta checkpoints); the per-iteration figures exclude the first iteration (plan warm-up);
+  A lineage cut every ``LINEAGE_EVERY`` iterations checkpoints the rank blocks (those
+  iterations, which add a multiply stage, are left out of the per-iteration figures too); a
+  ``plan:`` line sets the shuffle per iteration that ``linkgraph.rank.plan`` (the module
+  ``linkgraph plan`` prints from) gives for the graph and B against the one Spark measured, and
+  the checkpoint's bytes on disk against the carried state stored uncompressed (ranks and
+  partials, 8·n + 12·P); the largest size's figures end the output as ``plan_vs_measured_shuffle=``,
+  ``checkpoint_bytes_uncompressed_carried=``, ``checkpoint_bytes_measured=`` and
+  ``checkpoint_bytes_plan=``;
 * **compress**: ``compress_step`` on that lake.
 
 Per step and size it prints seconds, edges/s, peak resident memory of the whole local Spark (the
