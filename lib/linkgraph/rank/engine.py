@@ -595,6 +595,9 @@ class BlockEngine:
         more multiply stage): what the next iteration reads depends on the checkpoint and the
         cached links alone, and the checkpoint holds no partial sums."""
         packed = self._cut_lineage(_rank_blocks_of(carried).mapValues(pack_rank_record))
+        if loop.cut is not None:    # the previous cut: nothing live reads it any more
+            loop.cut.unpersist()
+        loop.cut = packed
         ranks = packed.mapValues(unpack_rank_record)
         respread = _spread_ranks(loop.edges, ranks, loop.plan, loop.vectors)
         _run_shuffle_map_stage(respread)
@@ -719,6 +722,7 @@ class _Loop:
         self.active, self.vector_iterations = start.active, start.vector_iterations
         self.state, self.progress = state, progress
         self.history: list[IterationStat] = []
+        self.cut: RDD | None = None     # the checkpointed rank blocks of the last lineage cut
 
     def record(self, l1: np.ndarray, dangling_mass: np.ndarray, params: RankParams, seconds: float) -> None:
         """The iteration's statistics; vectors whose change fell below ``tol`` stop."""
