@@ -344,6 +344,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--blocks", type=int, default=2, help="PageRank vertex blocks, the same at every size")
     parser.add_argument("--driver-memory", default="6g")
     parser.add_argument("--workdir", help="scratch directory (default: a temporary one, removed afterwards)")
+    parser.add_argument("--no-compress", action="store_true", help="skip the compress step (PageRank and plan only)")
     parser.add_argument("--model", action="store_true", help="the distributed path's scale model instead")
     parser.add_argument("--model-links", type=parse_size, default=parse_size("20M"))
     parser.add_argument("--model-blocks", default="8,32,128")
@@ -421,15 +422,16 @@ def main(argv: list[str] | None = None) -> int:
             print(plan_lines[-1], flush=True)
             graph.vertices.unpersist()
 
-            m = measure("compress", size, lambda r: n_links,
-                        lambda: compress.run(StepContext.create(spark, config), compress.Params()), spark, shuffle,
-                        [workdir / f"ids-{size}" / t for t in (S.LINKS_COMPRESSED_FORWARD_TABLE,
-                                                             S.LINKS_COMPRESSED_REVERSE_TABLE,
-                                                             S.LINKS_COMPRESSED_OFFSETS_TABLE,
-                                                             S.LINKS_COMPRESSED_ORDER_TABLE)])
-            results.setdefault("compress", []).append(m)
-            print(f"links table: {dir_bytes(workdir / f'ids-{size}' / S.LINKS_TABLE) / n_links:.2f} bytes per edge "
-                  f"(src_id, dst_id, null columns; Parquet snappy)", flush=True)
+            if not args.no_compress:
+                m = measure("compress", size, lambda r: n_links,
+                            lambda: compress.run(StepContext.create(spark, config), compress.Params()), spark, shuffle,
+                            [workdir / f"ids-{size}" / t for t in (S.LINKS_COMPRESSED_FORWARD_TABLE,
+                                                                 S.LINKS_COMPRESSED_REVERSE_TABLE,
+                                                                 S.LINKS_COMPRESSED_OFFSETS_TABLE,
+                                                                 S.LINKS_COMPRESSED_ORDER_TABLE)])
+                results.setdefault("compress", []).append(m)
+                print(f"links table: {dir_bytes(workdir / f'ids-{size}' / S.LINKS_TABLE) / n_links:.2f} bytes per edge "
+                      f"(src_id, dst_id, null columns; Parquet snappy)", flush=True)
             shutil.rmtree(workdir / f"ids-{size}", ignore_errors=True)
 
         print("growth exponents (log time ratio / log links ratio; 1.0 = linear):")
