@@ -11,6 +11,14 @@ One process, one local[2] session.  For every size N (edges generated):
   self-loops and repeated pairs removed) written straight to a lake's ``pages``/``links``, then the
   block engine for ``--iterations`` iterations (``--blocks`` blocks, Spark jobs per iteration,
   no Delta checkpoints); the per-iteration figures exclude the first iteration (plan warm-up);
+  A lineage cut every ``LINEAGE_EVERY`` iterations checkpoints the rank blocks (those
+  iterations, which add a multiply stage, are left out of the per-iteration figures too); a
+  ``plan:`` line sets the shuffle per iteration that ``linkgraph.rank.plan`` (the module
+  ``linkgraph plan`` prints from) gives for the graph and B against the one Spark measured, and
+  the checkpoint's bytes on disk against the carried state stored uncompressed (ranks and
+  partials, 8·n + 12·P); the largest size's figures end the output as ``plan_vs_measured_shuffle=``,
+  ``checkpoint_bytes_uncompressed_carried=``, ``checkpoint_bytes_measured=`` and
+  ``checkpoint_bytes_plan=``;
 * **compress**: ``compress_step`` on that lake.
 
 Per step and size it prints seconds, edges/s, peak resident memory of the whole local Spark (the
@@ -60,12 +68,14 @@ from linkgraph.lake.delta import Lake
 from linkgraph.lake.session import get_spark
 from linkgraph.rank.engine import BlockEngine, RankParams
 from linkgraph.rank.graph import build_rank_graph
+from linkgraph.rank.plan import CHECKPOINT_BYTES_PER_PAGE, shuffle_bytes_per_iteration
 from linkgraph.steps import compress, ingest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ingest import generate_edges  # noqa: E402  (bench/ingest.py: the URL edge-record generator)
 
 PAGES_PER_HOST = 50
+LINEAGE_EVERY = 3   # the PageRank runs cut their lineage (checkpoint the ranks) every 3 iterations
 
 
 def parse_size(text: str) -> int:
@@ -251,8 +261,25 @@ class ShuffleMeter:
         return new
 
 
-def dir_bytes(path: Path) -> int:
-    return sum(p.stat().st_size for p in path.rglob("*.parquet") if "_delta_log" not in p.parts)
+def dir_bytes(path: Path, pattern: str = "*.parquet") -> int:
+    """Bytes of the files under ``path`` named like ``pattern`` (``part-``: Spark's checkpoint parts)."""
+    if pattern == "part-":
+        return sum(p.stat().st_size for p in path.rglob("part-*") if p.is_file()) if path.exists() else 0
+    return sum(p.stat().st_size for p in path.rglob(pattern) if "_delta_log" not in p.parts)
+
+
+def plan_line(pages: int, links: int, result, measured_shuffle: int, checkpoint_bytes: int, cuts: int) -> str:
+    """The plan's shuffle per iteration and checkpoint bytes for this graph and B (``linkgraph.rank.plan``,
+    the module ``linkgraph plan`` prints from) against what Spark measured; the checkpoint of
+    the carried state as it was stored uncompressed (ranks and partials) for comparison."""
+    planned = shuffle_bytes_per_iteration(links, pages, 1, result.blocks)
+    carried_raw = 8 * pages + 12 * result.exchange_rows
+    per_checkpoint = checkpoint_bytes // max(cuts, 1)
+    planned_checkpoint = int(CHECKPOINT_BYTES_PER_PAGE * pages)
+    return (f"plan: links={links} pages={pages} blocks={result.blocks} planned_shuffle={planned} "
+            f"measured_shuffle={measured_shuffle} plan_vs_measured_shuffle={planned / max(measured_shuffle, 1):.3f} "
+            f"checkpoint_bytes_uncompressed_carried={carried_raw} checkpoint_bytes_ranks_raw={8 * pages} "
+            f"checkpoint_bytes_measured={per_checkpoint} checkpoint_bytes_plan={planned_checkpoint}")
 
 
 @dataclass
@@ -317,6 +344,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--blocks", type=int, default=2, help="PageRank vertex blocks, the same at every size")
     parser.add_argument("--driver-memory", default="6g")
     parser.add_argument("--workdir", help="scratch directory (default: a temporary one, removed afterwards)")
+    parser.add_argument("--no-compress", action="store_true", help="skip the compress step (PageRank and plan only)")
     parser.add_argument("--model", action="store_true", help="the distributed path's scale model instead")
     parser.add_argument("--model-links", type=parse_size, default=parse_size("20M"))
     parser.add_argument("--model-blocks", default="8,32,128")
@@ -349,6 +377,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"scale bench: sizes {', '.join(map(label, sizes))}; local[2]; load average at start "
           f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", flush=True)
     results: dict[str, list[Measure]] = {}
+    plan_lines: list[str] = []
     try:
         for size in sizes:
             if size in ingest_sizes:
@@ -369,33 +398,40 @@ def main(argv: list[str] | None = None) -> int:
             graph = build_rank_graph(pages, links, ())
             graph.n_edges = n_links
             params = RankParams(tol=1e-300, max_iter=args.iterations, blocks=args.blocks, checkpoint_every=0,
-                                single_task=False)
+                                single_task=False, lineage_every=LINEAGE_EVERY)
             marks: list[tuple[float, int]] = []
 
             def progress(stat):
                 marks.append((stat.seconds, shuffle.mark()))
 
             shuffle.mark()
+            checkpoints_before = dir_bytes(workdir / "checkpoints", "part-")
             with PeakMemory() as memory:
                 started = time.monotonic()
-                BlockEngine(spark, params).run(graph, progress=progress)
+                result = BlockEngine(spark, params).run(graph, progress=progress)
                 total = time.monotonic() - started
-            timed = marks[1:]  # the first iteration also carries the packing's leftovers
+            # the first iteration also carries the packing's leftovers; a lineage cut adds a multiply stage
+            timed = [m for i, m in enumerate(marks, 1) if i > 1 and i % LINEAGE_EVERY]
             per_iteration = Measure("pagerank_iteration", size, n_links, sum(s for s, _ in timed) / len(timed),
                                     memory.peak, sum(b for _, b in timed) // len(timed), 0)
             print(per_iteration.line() + f"  (run incl. packing {total:.1f} s)", flush=True)
             results.setdefault("pagerank_iteration", []).append(per_iteration)
+            plan_lines.append(plan_line(graph.n, n_links, result, per_iteration.shuffle,
+                                        dir_bytes(workdir / "checkpoints", "part-") - checkpoints_before,
+                                        len(marks) // LINEAGE_EVERY))
+            print(plan_lines[-1], flush=True)
             graph.vertices.unpersist()
 
-            m = measure("compress", size, lambda r: n_links,
-                        lambda: compress.run(StepContext.create(spark, config), compress.Params()), spark, shuffle,
-                        [workdir / f"ids-{size}" / t for t in (S.LINKS_COMPRESSED_FORWARD_TABLE,
-                                                             S.LINKS_COMPRESSED_REVERSE_TABLE,
-                                                             S.LINKS_COMPRESSED_OFFSETS_TABLE,
-                                                             S.LINKS_COMPRESSED_ORDER_TABLE)])
-            results.setdefault("compress", []).append(m)
-            print(f"links table: {dir_bytes(workdir / f'ids-{size}' / S.LINKS_TABLE) / n_links:.2f} bytes per edge "
-                  f"(src_id, dst_id, null columns; Parquet snappy)", flush=True)
+            if not args.no_compress:
+                m = measure("compress", size, lambda r: n_links,
+                            lambda: compress.run(StepContext.create(spark, config), compress.Params()), spark, shuffle,
+                            [workdir / f"ids-{size}" / t for t in (S.LINKS_COMPRESSED_FORWARD_TABLE,
+                                                                 S.LINKS_COMPRESSED_REVERSE_TABLE,
+                                                                 S.LINKS_COMPRESSED_OFFSETS_TABLE,
+                                                                 S.LINKS_COMPRESSED_ORDER_TABLE)])
+                results.setdefault("compress", []).append(m)
+                print(f"links table: {dir_bytes(workdir / f'ids-{size}' / S.LINKS_TABLE) / n_links:.2f} bytes per edge "
+                      f"(src_id, dst_id, null columns; Parquet snappy)", flush=True)
             shutil.rmtree(workdir / f"ids-{size}", ignore_errors=True)
 
         print("growth exponents (log time ratio / log links ratio; 1.0 = linear):")
@@ -406,6 +442,11 @@ def main(argv: list[str] | None = None) -> int:
         if len(ranks) >= 2:
             a, b = ranks[0], ranks[-1]
             print(f"pagerank_iteration_exponent_{label(a.size)}_{label(b.size)}={exponent(a, b):.3f}")
+        if plan_lines:   # the largest graph's figures as key=value lines
+            for field in plan_lines[-1].split()[1:]:
+                if field.split("=")[0] in ("plan_vs_measured_shuffle", "checkpoint_bytes_uncompressed_carried",
+                                           "checkpoint_bytes_measured", "checkpoint_bytes_plan"):
+                    print(field)
     finally:
         spark.stop()
         if not args.workdir:

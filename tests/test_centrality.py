@@ -272,3 +272,24 @@ def test_explore_notebook_plots_pagerank_against_harmonic_centrality(exported, t
     assert hosts["pagerank"].is_monotonic_decreasing
     data = (figures / "centrality_spam.png").read_bytes()
     assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 5_000
+
+
+def test_export_text_is_sorted_in_parallel_and_concatenated_in_key_order(spark, tmp_path):
+    """Four range partitions sorted by their own tasks, written as gzip members and concatenated
+    in name order: one gzip file, header first, every line in key order."""
+    from linkgraph.lake.config import config_from_dict as make_config
+    from linkgraph.lake.context import StepContext
+    from linkgraph.steps.export import _write_text
+
+    keys = [(int(a), int(b)) for a, b in np.random.default_rng(3).integers(0, 50, size=(400, 2))]
+    lines = spark.createDataFrame([(a, b, f"{a}\t{b}") for a, b in keys], "_k1 long, _k2 long, value string")
+    ctx = StepContext.create(spark, make_config({"lake": {"path": str(tmp_path / "lake")}}))
+    target = tmp_path / "edges.txt.gz"
+    _write_text(ctx, lines.repartition(4), str(target), header="#src\tdst")
+    with gzip.open(target, "rt") as handle:
+        written = handle.read().splitlines()
+    assert written[0] == "#src\tdst"
+    assert written[1:] == [f"{a}\t{b}" for a, b in sorted(keys)]
+    assert not (tmp_path / "edges.txt.gz.parts").exists()
+    with open(target, "rb") as handle:   # several gzip members, one per sorted partition
+        assert handle.read().count(b"\x1f\x8b\x08") >= 2

@@ -385,6 +385,52 @@ print(json.dumps({"code": code, "out": out.getvalue().split(), "files": read,
 """
 
 
+def test_auto_compaction_on_leaves_one_block_per_file_and_a_lookup_reads_one_block(spark, tmp_path):
+    """Delta's auto compaction on in the session, triggered from two small files on: compress
+    still leaves one block per data file (its writes turn compaction off, its tables carry the
+    layout properties), and a lookup reads the page's one block file.  A plain Delta table written
+    in the same session is compacted, so the setting does act."""
+    from linkgraph.compress.build import LAYOUT_PROPERTIES
+    from linkgraph.lake import schemas as S
+    from linkgraph.lake.config import config_from_dict
+    from linkgraph.lake.context import StepContext
+    from linkgraph.lake.delta import Lake
+    from linkgraph.steps import compress
+
+    arcs = {0: [9], 1: [9], 2: [10, 11, 12, 13, 14], 3: [9], 4: [9, 10], 5: [2]}
+    rows = [(s, d) for s, ds in arcs.items() for d in ds]
+    lake_dir = tmp_path / "lake"
+    config = config_from_dict({"lake": {"path": str(lake_dir)}, "compress": {"block_size": 8, "block_max_arcs": 3}})
+    lake = Lake(spark, config.lake)
+    lake.append(S.LINKS_TABLE, spark.createDataFrame([(s, d, None, None, None, None, None, None) for s, d in rows],
+                                                     S.LINKS))
+    on = {"spark.databricks.delta.autoCompact.enabled": "true", "spark.databricks.delta.autoCompact.minNumFiles": "2"}
+    previous = {key: spark.conf.get(key, None) for key in on}
+    try:
+        for key, value in on.items():
+            spark.conf.set(key, value)
+        report = compress.run(StepContext.create(spark, config), compress.Params())
+        plain = str(tmp_path / "plain")
+        spark.range(8).repartition(4).write.format("delta").save(plain)
+        plain_files = len(spark.read.format("delta").load(plain).inputFiles())
+    finally:
+        for key, value in previous.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
+    assert plain_files == 1   # auto compaction merged the plain table's four files
+    forward = lake.read(S.LINKS_COMPRESSED_FORWARD_TABLE)
+    assert report.forward_blocks == 4 and len(forward.inputFiles()) == 4
+    properties = lake.delta_table(S.LINKS_COMPRESSED_FORWARD_TABLE).detail().first()["properties"]
+    assert {k: properties.get(k) for k in LAYOUT_PROPERTIES} == LAYOUT_PROPERTIES
+    lazy = ConnectivityIndex.open(lake_dir)
+    assert lazy.out_links(2).tolist() == arcs[2]
+    assert [Path(f).parent.name for f in lazy.files_read][:3] == [
+        S.LINKS_COMPRESSED_ORDER_TABLE, S.LINKS_COMPRESSED_FORWARD_TABLE, S.LINKS_COMPRESSED_OFFSETS_TABLE]
+    assert [Path(f).parent.name for f in lazy.files_read].count(S.LINKS_COMPRESSED_FORWARD_TABLE) == 1
+
+
 def test_a_url_is_looked_up_in_the_pages_file_its_url_key_names(spark, tmp_path):
     """Pages numbered in url_key order (as ingest does), two files: each holds two hosts whose
     names, not reversed, lie far apart, so the URL statistics of both files admit any URL of the

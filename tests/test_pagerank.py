@@ -301,6 +301,24 @@ def test_forced_block_counts_give_identical_ranks(spark):
     assert np.abs(ranks[8] - ranks[1]).max() <= 1e-12
 
 
+def test_lineage_cut_checkpoints_compressed_ranks_only_and_keeps_the_ranks(spark):
+    """B = 3, a lineage cut every 2 of 5 iterations: the ranks are the power iteration's, and
+    what is checkpointed is the rank blocks alone, zstd-compressed (a record holds no partial
+    sum and unpacks to the ranks' exact bytes)."""
+    from linkgraph.rank.engine import pack_rank_record, unpack_rank_record
+
+    n, edges = host_graph()
+    graph = rank_graph(spark, n, edges)
+    result = BlockEngine(spark, RankParams(tol=1e-300, max_iter=5, blocks=3, single_task=False, lineage_every=2,
+                                           checkpoint_every=0)).run(graph)
+    assert result.iterations == 5
+    assert np.abs(as_matrix(result, n)[0] - power_iteration(n, edges, tol=1e-300, max_iter=5)[0]).max() < 1e-12
+    ranks = np.full((2, 5000), 1.0 / 7e5) * (1 + np.random.default_rng(0).random(5000) * 1e-3)
+    packed = pack_rank_record(("R", ranks.tobytes(), None, None))
+    assert packed[0] == "Z" and len(packed[1]) < 0.8 * ranks.nbytes
+    assert unpack_rank_record(packed)[1] == ranks.tobytes()
+
+
 def _tasks_run(spark, group: str) -> int:
     """Tasks completed by the jobs of ``group`` (a stage shared by several jobs counted once)."""
     tracker = spark.sparkContext.statusTracker()

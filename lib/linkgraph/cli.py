@@ -96,6 +96,15 @@ def _add_queries(sub: Any) -> None:
     run.add_argument("--sitemaps", help="sitemap file or directory to ingest too (the sample brings its own)")
     _common(run)
 
+    plan = sub.add_parser("plan", help="blocks, bytes, memory and Spark settings a graph needs (no Spark job "
+                                       "unless --lake is measured)")
+    plan.add_argument("--links", help="links of the graph, e.g. 10e9 (default: counted in --lake)")
+    plan.add_argument("--pages", help="pages of the graph, e.g. 1e9 (default: counted in --lake)")
+    plan.add_argument("--vectors", default="1", help="rank vectors computed together (default 1)")
+    plan.add_argument("--cores", default="400", help="executor cores of the cluster (default 400)")
+    plan.add_argument("--executor-cores", default="8", help="cores per executor (default 8)")
+    _common(plan)
+
     pipeline = sub.add_parser("pipeline", help="the deployment files derived from the step registry")
     pipeline.add_argument("--emit", required=True, choices=EMITTERS, help="which file to write")
     pipeline.add_argument("--output", help="file to write (default: standard output)")
@@ -292,8 +301,57 @@ def cmd_pipeline(args: argparse.Namespace, registry: Registry) -> int:
     return 0
 
 
-# the commands that are not steps: queries of the lake (no table written) and the runner
-COMMANDS: dict[str, Callable[[argparse.Namespace, Config], int]] = {"links": cmd_links, "frontier": cmd_frontier}
+def _count_arg(value: str | None, flag: str) -> int | None:
+    return None if value is None else _positive(value, flag)
+
+
+def _positive(value: str, flag: str) -> int:
+    """A count flag such as ``10e9`` (zero allowed for --links only)."""
+    from linkgraph.rank.plan import parse_count
+
+    try:
+        count = parse_count(value)
+    except ValueError:
+        raise UsageError(f"{flag} must be a whole number such as 10e9, got {value!r}") from None
+    if count <= 0 and flag != "--links":
+        raise UsageError(f"{flag} must be positive, got {value!r}")
+    return count
+
+
+def _measured_graph(args: argparse.Namespace, config: Config) -> tuple[int, int]:
+    """(links, pages) of the lake's rank graph: pages, and links PageRank follows."""
+    from linkgraph.lake import schemas as S
+    from linkgraph.rank.graph import followed_links
+
+    if args.lake is None:
+        raise UsageError("give --links and --pages, or --lake to count them")
+    lake = _context(config).lake
+    lake.require(S.PAGES_TABLE, S.LINKS_TABLE)
+    links = followed_links(lake.read(S.LINKS_TABLE), tuple(config.rank.exclude_link_types)).count()
+    return links, lake.read(S.PAGES_TABLE).count()
+
+
+def cmd_plan(args: argparse.Namespace, config: Config) -> int:
+    """``key=value`` lines of ``linkgraph.rank.plan.make_plan`` for the graph and the cluster."""
+    from linkgraph.rank.engine import RankParams
+    from linkgraph.rank.plan import PlanInputs, make_plan
+
+    links, pages = _count_arg(args.links, "--links"), _count_arg(args.pages, "--pages")
+    if links is None or pages is None:
+        measured = _measured_graph(args, config)
+        links, pages = links if links is not None else measured[0], pages if pages is not None else measured[1]
+    rc = config.rank
+    params = RankParams(blocks=rc.blocks, block_max_vertices=rc.block_max_vertices, single_task=rc.single_task,
+                        block_bytes=rc.block_bytes, lineage_every=rc.lineage_every)
+    inputs = PlanInputs(links, pages, _positive(args.vectors, "--vectors"), _positive(args.cores, "--cores"),
+                        _positive(args.executor_cores, "--executor-cores"))
+    print("\n".join(make_plan(inputs, params).lines()))
+    return 0
+
+
+# the commands that are not steps: queries of the lake (no table written), the plan and the runner
+COMMANDS: dict[str, Callable[[argparse.Namespace, Config], int]] = {
+    "links": cmd_links, "frontier": cmd_frontier, "plan": cmd_plan}
 
 
 def _active_session():

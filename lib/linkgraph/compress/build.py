@@ -30,6 +30,19 @@ from linkgraph.lake.ids import host_order
 # Page ids the codec accepts: gaps of 2**62 and more would overflow its 64-bit codes.
 MAX_PAGE_ID = (1 << 62) - 1
 
+# Table properties of the compressed tables: one block (or chunk) per data file is their layout, so
+# Delta must not merge their files after a write (auto compaction, optimized writes).  Delta takes
+# the session's spark.databricks.delta.autoCompact.enabled / optimizeWrite.enabled over these, so
+# compress also turns both off in the session for its own writes (steps/compress.py).
+LAYOUT_PROPERTIES = {"delta.autoOptimize.autoCompact": "false", "delta.autoOptimize.optimizeWrite": "false"}
+LAYOUT_SESSION_CONF = {
+    "spark.sql.files.maxRecordsPerFile": "1",
+    "spark.databricks.delta.autoCompact.enabled": "false",
+    "spark.databricks.delta.optimizeWrite.enabled": "false",
+    **{f"spark.databricks.delta.properties.defaults.{key[len('delta.'):]}": value
+       for key, value in LAYOUT_PROPERTIES.items()},
+}
+
 NODE = "node"
 SUCCESSOR = "successor"
 RANGE = "_range"

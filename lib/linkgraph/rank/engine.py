@@ -31,9 +31,11 @@ negligible unless a block pair carries only a few links).  An iteration is one s
 tasks with one Python pass each: a task sums the partials sent to its block, reports the block's
 L1 change and dangling mass through an accumulator and writes its new partials to the next
 shuffle (the stage is run as a shuffle-map stage alone; the next iteration's tasks read its
-files).  Every ``lineage_every`` iterations the rank RDD is cached and checkpointed reliably (the
-session's checkpoint directory, ``linkgraph.lake.checkpoints``; the cut before is deleted), so a lost executor
-costs at most that many iterations of recomputation, never the run; every ``checkpoint_every``
+files).  Every ``lineage_every`` iterations the new rank blocks alone are cached and checkpointed
+reliably (the session's checkpoint directory, ``linkgraph.lake.checkpoints``) as
+zstd-compressed byte planes, and the partials they send are computed again from them, so the
+checkpoint holds no partial sums and a lost executor costs at most that many iterations of
+recomputation, never the run; every ``checkpoint_every``
 iterations the rank state is also written to the state store (Delta ``rank_state``), which is
 what a killed run resumes from.
 K personalisation vectors are processed in passes of at most ``MAX_VECTOR_CHUNK`` vectors (one
@@ -54,6 +56,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 from pyspark import RDD, Accumulator, AccumulatorParam, StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -65,10 +68,12 @@ from pyspark.sql.types import (
     StructField,
     StructType,
 )
+from scipy.sparse import coo_matrix, csr_matrix
 
 from linkgraph.lake import checkpoints
 from linkgraph.lake.schemas import RANK, VECTOR_ID
 from linkgraph.rank.graph import DST, SRC, VERTEX, WEIGHT, RankGraph
+from linkgraph.rank.teleport import UNIFORM_VERTEX
 
 log = logging.getLogger(__name__)
 
@@ -355,7 +360,8 @@ def teleport_blocks(teleport: DataFrame, plan: BlockPlan, first_vector: int, vec
     ``first_vector .. first_vector + vectors − 1`` (renumbered from 0), partitioned by block."""
     starts = np.asarray(plan.starts, dtype=np.int64)
     per_chunk = max(1, budget // 16)
-    selected = teleport.where(F.col(VECTOR_ID).between(first_vector, first_vector + vectors - 1)).select(
+    selected = teleport.where(F.col(VECTOR_ID).between(first_vector, first_vector + vectors - 1)
+                              & (F.col(VERTEX) != UNIFORM_VERTEX)).select(
         F.col(VERTEX).cast("long").alias(VERTEX), (F.col(VECTOR_ID) - first_vector).cast("int").alias(VECTOR_ID),
         F.col("weight").cast("double").alias("weight"))
 
@@ -385,13 +391,30 @@ def teleport_blocks(teleport: DataFrame, plan: BlockPlan, first_vector: int, vec
     ), plan.n_blocks)
 
 
-def _teleport_vector(entries: list | None, vectors: int, size: int, n: int) -> np.ndarray:
+def _teleport_vector(entries: list | None, vectors: int, size: int, n: int,
+                     uniform: np.ndarray | None = None) -> np.ndarray | float:
+    """A block's teleport weights: float64[K, size] of its entries, 1/n in the rows of the vectors
+    ``uniform`` marks; with no entries at all (every vector uniform) the scalar 1/n.  The uniform
+    vector is implicit: numpy broadcasts 1/n, and no table or shuffle holds n entries of it."""
     if entries is None:
-        return np.full((vectors, size), 1.0 / n)
+        return 1.0 / n
     v = np.zeros((vectors, size))
     for _, vec, loc, wt in entries:
         np.add.at(v, (_i32(vec), _i32(loc)), _f64(wt))
+    if uniform is not None and uniform.any():
+        v[uniform] = 1.0 / n
     return v
+
+
+def uniform_vectors(teleport: DataFrame, first_vector: int, vectors: int) -> np.ndarray:
+    """bool[vectors]: which of vectors ``first_vector ..`` are uniform over all pages, marked in
+    ``teleport`` by one row at ``teleport.UNIFORM_VERTEX`` (at most K rows reach the driver)."""
+    mask = np.zeros(vectors, dtype=bool)
+    marked = teleport.where((F.col(VERTEX) == UNIFORM_VERTEX)
+                            & F.col(VECTOR_ID).between(first_vector, first_vector + vectors - 1))
+    for row in marked.select(VECTOR_ID).distinct().collect():
+        mask[row[0] - first_vector] = True
+    return mask
 
 
 def _chunk_rows(value: tuple) -> int:
@@ -438,8 +461,6 @@ def _decode_partial(value: bytes, n_vectors: int) -> tuple[np.ndarray | None, np
 
 def _multiply(r: np.ndarray, value: tuple, rows_out: int) -> tuple[np.ndarray | None, np.ndarray]:
     """One chunk's contribution: (destination rows or None for all rows, float64[K, rows])."""
-    from scipy.sparse import csr_matrix
-
     _, _, rows, indptr, indices, weights = value
     row_ids = _i32(rows) if rows else None
     shape = (len(row_ids) if row_ids is not None else rows_out, r.shape[1])
@@ -454,6 +475,7 @@ class BlockEngine:
         self.spark = spark
         self.params = params
         self.cores = partitions or spark.sparkContext.defaultParallelism
+        self._uniform: np.ndarray | None = None   # the current pass's vectors marked uniform in its teleport
 
     def plan(self, graph: RankGraph, n_vectors: int) -> BlockPlan:
         n_links = graph.n_edges if graph.n_edges is not None else graph.edges.count()
@@ -495,6 +517,7 @@ class BlockEngine:
                 vectors = min(plan.vectors, n_vectors - first)
                 tele = None if teleport is None else teleport_blocks(teleport, plan, first, vectors,
                                                                      params.block_bytes)
+                self._uniform = None if teleport is None else uniform_vectors(teleport, first, vectors)
                 start = None if initial is None else initial.where(
                     F.col(VECTOR_ID).between(first, first + vectors - 1)).withColumn(
                     VECTOR_ID, F.col(VECTOR_ID) - first)
@@ -510,76 +533,82 @@ class BlockEngine:
 
     def _pass(self, n: int, plan: BlockPlan, edges: RDD, dangling: RDD, tele: RDD | None, vectors: int,
               initial: DataFrame | None, state: StateStore, progress) -> RankResult:
-        params = self.params
         resumed = state.load(plan.n_blocks)
-        start_iteration, ranks, active, vector_iterations = self._start(resumed, n, plan, dangling, vectors, initial)
+        start = self._start(n, plan, dangling, vectors, initial, resumed)
         if plan.single_task and resumed is None:
-            return self._solve_in_one_task(edges, dangling, tele, ranks, n, vectors, progress)
-        ranks = ranks.persist(StorageLevel.MEMORY_AND_DISK)
-        dangling_mass = self._dangling_mass(ranks, dangling, vectors)
-        # each block's ranks with the partial sums sent to it from every block's ranks (not yet computed)
-        carried = _by_block(edges.union(ranks).mapPartitionsWithIndex(_spreader(plan.starts, vectors)), plan.n_blocks)
-
-        history: list[IterationStat] = []
-        iteration = start_iteration
-        last_cut: RDD | None = None
-        while iteration < params.max_iter and active.any():
-            started = time.monotonic()
-            iteration += 1
-            previous = carried
-            carried, stats = self._iterate(plan, edges, dangling, tele, carried, dangling_mass, active, n, vectors)
-            if params.lineage_every and iteration % params.lineage_every == 0:
-                carried = self._cut_lineage(carried, last_cut)
-                last_cut = carried
-            else:
-                _run_shuffle_map_stage(carried)
-            l1, dangling_mass = self._stats(stats, plan.n_blocks)
-            previous.unpersist()
-            ranks.unpersist()
-            ranks = _rank_blocks_of(carried)
-            for k in np.flatnonzero(active):
-                if l1[k] < params.tol:
-                    active[k] = False
-                    vector_iterations[k] = iteration
-            if params.checkpoint_every and iteration % params.checkpoint_every == 0 and active.any():
-                state.save(iteration, self._rank_frame(ranks), active, vector_iterations)
-            stat = IterationStat(iteration, float(l1.max()), float(dangling_mass.max()), time.monotonic() - started,
-                                 int(active.sum()))
-            history.append(stat)
-            if progress:
-                progress(stat)
-
+            return self._solve_in_one_task(edges, dangling, tele, start.ranks, n, vectors, progress)
+        loop = _Loop(plan, edges, dangling, tele, n, vectors, start, state, progress)
+        self._run_loop(loop)
         return RankResult(
-            ranks=explode_rank_blocks(self._rank_frame(ranks), plan.starts, vectors),
-            iterations=iteration,
-            converged=not active.any(),
-            vector_iterations=vector_iterations,
-            history=history,
+            ranks=explode_rank_blocks(self._rank_frame(loop.ranks), plan.starts, vectors),
+            iterations=loop.iteration,
+            converged=not loop.active.any(),
+            vector_iterations=loop.vector_iterations,
+            history=loop.history,
             resumed_from=resumed[0] if resumed is not None else None,
             blocks=plan.n_blocks,
         )
 
-    def _start(self, resumed: tuple | None, n: int, plan: BlockPlan, dangling: RDD, vectors: int,
-               initial: DataFrame | None) -> tuple[int, RDD, np.ndarray, list[int]]:
-        """(first iteration, rank blocks, active vectors, iterations per vector) a pass starts from:
-        the saved state it resumes, else ``initial`` or the uniform vector."""
+    def _start(self, n: int, plan: BlockPlan, dangling: RDD, vectors: int, initial: DataFrame | None,
+               resumed: tuple[int, DataFrame, np.ndarray, list[int]] | None) -> _Start:
+        """Where a pass starts: the resumed state, a warm start or the uniform vector."""
         if resumed is not None:
-            start_iteration, ranks_df, active, vector_iterations = resumed
-            log.info("resuming from iteration %d", start_iteration)
-            return start_iteration, rank_rdd(ranks_df, plan, vectors, n), active, vector_iterations
+            iteration, ranks_df, active, vector_iterations = resumed
+            log.info("resuming from iteration %d", iteration)
+            return _Start(iteration, rank_rdd(ranks_df, plan, vectors, n), active, vector_iterations)
         if initial is not None:
             ranks = rank_rdd(rank_blocks_from_table(initial, n, vectors, plan), plan, vectors, n)
         else:
             ranks = initial_ranks(dangling, plan, vectors, n)
-        return 0, ranks, np.ones(vectors, dtype=bool), [self.params.max_iter] * vectors
+        return _Start(0, ranks, np.ones(vectors, dtype=bool), [self.params.max_iter] * vectors)
 
-    def _cut_lineage(self, rdd: RDD, previous_cut: RDD | None) -> RDD:
+    def _run_loop(self, loop: _Loop) -> None:
+        """Iterate ``loop`` until every vector converged or ``max_iter``: one stage per iteration,
+        the lineage cut every ``lineage_every`` iterations, the state saved every ``checkpoint_every``."""
+        params = self.params
+        loop.ranks = loop.ranks.persist(StorageLevel.MEMORY_AND_DISK)
+        dangling_mass = self._dangling_mass(loop.ranks, loop.dangling, loop.vectors)
+        # each block's ranks with the partial sums sent to it from every block's ranks (not yet computed)
+        carried = _spread_ranks(loop.edges, loop.ranks, loop.plan, loop.vectors)
+        while loop.iteration < params.max_iter and loop.active.any():
+            started = time.monotonic()
+            loop.iteration += 1
+            previous = carried
+            carried, stats = self._iterate(loop.plan, loop.edges, loop.dangling, loop.tele, carried, dangling_mass,
+                                           loop.active, loop.n, loop.vectors)
+            if params.lineage_every and loop.iteration % params.lineage_every == 0:
+                carried = self._cut_at_ranks(carried, loop)
+            else:
+                _run_shuffle_map_stage(carried)
+            l1, dangling_mass = self._stats(stats, loop.plan.n_blocks)
+            previous.unpersist()
+            loop.ranks.unpersist()
+            loop.ranks = _rank_blocks_of(carried)
+            loop.record(l1, dangling_mass, params, time.monotonic() - started)
+            if params.checkpoint_every and loop.iteration % params.checkpoint_every == 0 and loop.active.any():
+                loop.state.save(loop.iteration, self._rank_frame(loop.ranks), loop.active, loop.vector_iterations)
+            if loop.progress:
+                loop.progress(loop.history[-1])
+
+    def _cut_at_ranks(self, carried: RDD, loop: _Loop) -> RDD:
+        """The lineage cut: only the new rank blocks are checkpointed (zstd-compressed byte planes,
+        n × K × about 7 bytes), then the partials they send are computed again from them (one
+        more multiply stage): what the next iteration reads depends on the checkpoint and the
+        cached links alone, and the checkpoint holds no partial sums."""
+        packed = self._cut_lineage(_rank_blocks_of(carried).mapValues(pack_rank_record))
+        if loop.cut is not None:    # the previous cut: nothing live reads it any more
+            loop.cut.unpersist()
+            checkpoints.drop_rdd(self.spark, loop.cut)
+        loop.cut = packed
+        ranks = packed.mapValues(unpack_rank_record)
+        respread = _spread_ranks(loop.edges, ranks, loop.plan, loop.vectors)
+        _run_shuffle_map_stage(respread)
+        return respread
+
+    def _cut_lineage(self, rdd: RDD) -> RDD:
         """``rdd`` computed, cached and checkpointed reliably in one job (it survives a lost
-        executor: lost partitions are read back from the session's checkpoint directory); the
-        files of ``previous_cut``, which nothing reads any more, are deleted."""
-        rdd = checkpoints.cut_rdd(self.spark, rdd)
-        checkpoints.drop_rdd(self.spark, previous_cut)
-        return rdd
+        executor: lost partitions are read back from the session's checkpoint directory)."""
+        return checkpoints.cut_rdd(self.spark, rdd)
 
     def _rank_frame(self, ranks: RDD) -> DataFrame:
         return self.spark.createDataFrame(ranks.map(lambda kv: (kv[0], kv[1][1], kv[1][2], kv[1][3])), RANK_BLOCK)
@@ -591,50 +620,13 @@ class BlockEngine:
         iteration.  Only the per-iteration statistics reach the driver; the ranks stay one cached
         value of 8·K·n bytes (at most the budget).  Nothing is checkpointed
         mid-run: such a run takes seconds to minutes, and a killed one simply starts over."""
-        from scipy.sparse import coo_matrix
-
-        damping, tol, max_iter = self.params.damping, self.params.tol, self.params.max_iter
+        p, uniform_rows = self.params, self._uniform
         uniform = tele is None
 
         def solve(items: Iterable) -> Iterator:
-            row_ids, cols, weights, teleports = [], [], [], []
-            r = dangling_mask = None
-            for _, value in items:
-                if value[0] == "E":
-                    indptr = _i32(value[3])
-                    rows = _i32(value[2]) if value[2] else np.arange(len(indptr) - 1, dtype=np.int32)
-                    row_ids.append(np.repeat(rows, np.diff(indptr)))
-                    cols.append(_i32(value[4]))
-                    weights.append(_f64(value[5]))
-                elif value[0] == "D":
-                    dangling_mask = np.frombuffer(value[1], dtype=bool)
-                elif value[0] == "T":
-                    teleports.append(value)
-                else:
-                    r = _f64(value[1]).reshape(n_vectors, n).copy()
-            assert r is not None and dangling_mask is not None, "the block's ranks and dangling mask"
-            v = _teleport_vector(None if uniform else teleports, n_vectors, n, n)
-            if row_ids:
-                matrix = coo_matrix((np.concatenate(weights), (np.concatenate(row_ids), np.concatenate(cols))),
-                                    shape=(n, n)).tocsr()
-            else:
-                matrix = coo_matrix((n, n)).tocsr()
-            active = np.ones(n_vectors, dtype=bool)
-            vector_iterations = np.full(n_vectors, max_iter, dtype=np.int32)
-            history = []
-            mass = r[:, dangling_mask].sum(axis=1)
-            iteration = 0
-            while iteration < max_iter and active.any():
-                started = time.monotonic()
-                iteration += 1
-                new = damping * (np.ascontiguousarray((matrix @ r.T).T) + mass[:, None] * v) + (1.0 - damping) * v
-                new[~active] = r[~active]
-                l1 = np.abs(new - r).sum(axis=1)
-                r, mass = new, new[:, dangling_mask].sum(axis=1)
-                finished = active & (l1 < tol)
-                vector_iterations[finished] = iteration
-                active &= ~finished
-                history.append((iteration, l1.max(), mass.max(), time.monotonic() - started, active.sum()))
+            matrix, r, dangling_mask, teleports = _gather_one_task(items, n_vectors, n)
+            v = _teleport_vector(None if uniform else teleports, n_vectors, n, n, uniform_rows)
+            r, history, vector_iterations = _power_iterate(matrix, r, dangling_mask, v, p.damping, p.tol, p.max_iter)
             yield 0, ("S", r.tobytes(), np.asarray(history, dtype=np.float64).tobytes(), vector_iterations.tobytes())
 
         inputs = edges.union(dangling).union(ranks)
@@ -649,13 +641,12 @@ class BlockEngine:
         for stat in history:
             if progress:
                 progress(stat)
-        vector_iterations = [int(i) for i in np.frombuffer(iterations_bytes, dtype=np.int32)]
         ranks_out = solved.mapValues(lambda value: ("R", value[1], None, None))
         return RankResult(
             ranks=explode_rank_blocks(self._rank_frame(ranks_out), (0, n), n_vectors),
             iterations=history[-1].iteration if history else 0,
             converged=bool(history) and history[-1].active_vectors == 0,
-            vector_iterations=vector_iterations,
+            vector_iterations=[int(i) for i in np.frombuffer(iterations_bytes, dtype=np.int32)],
             history=history,
             blocks=1,
         )
@@ -696,50 +687,163 @@ class BlockEngine:
         partials for every destination block) is shuffled into the next ``carried`` (not yet
         computed).  Returns it and the accumulator the tasks report each block's (L1 change,
         dangling mass) to."""
-        damping, starts = self.params.damping, plan.starts
         stats = self.spark.sparkContext.accumulator({}, _BlockStats())
-        active_now = active.copy()
-        mass_now = dangling_mass.copy()
-        uniform = tele is None
-        spread = _spreader(starts, n_vectors)
-
-        def step(block: int, items: Iterable) -> Iterator:
-            size = starts[block + 1] - starts[block]
-            incoming = np.zeros((n_vectors, size))
-            old = mask = None
-            teleports, chunks = [], []
-            for _, value in items:
-                if isinstance(value, bytes):    # a partial sum from a source block
-                    rows, part = _decode_partial(value, n_vectors)
-                    if rows is not None:
-                        incoming[:, rows] += part
-                    else:
-                        incoming += part
-                    continue
-                tag = value[0]
-                if tag == "R":
-                    old = _f64(value[1]).reshape(n_vectors, -1)
-                elif tag == "D":
-                    mask = np.frombuffer(value[1], dtype=bool)
-                elif tag == "T":
-                    teleports.append(value)
-                else:
-                    chunks.append((None, value))
-            assert old is not None and mask is not None, "every block has its previous ranks and dangling mask"
-            v = _teleport_vector(None if uniform else teleports, n_vectors, size, n)
-            new = damping * (incoming + mass_now[:, None] * v) + (1.0 - damping) * v
-            new[~active_now] = old[~active_now]
-            l1, mass = np.abs(new - old).sum(axis=1), new[:, mask].sum(axis=1)
-            stats.add({block: (l1, mass)})
-            ranks = ("R", new.tobytes(), l1.tobytes(), mass.tobytes())
-            # the next iteration's partials, from the new ranks (the ranks record goes first)
-            yield from spread(block, [(block, ranks), *chunks])
-
+        step = _stepper(plan.starts, n_vectors, n, self.params.damping, active.copy(), dangling_mass.copy(),
+                        None if tele is None else self._uniform, tele is None, stats)
         inputs = carried.union(dangling).union(edges)
         if tele is not None:
             inputs = inputs.union(tele)
         # not preservesPartitioning: partitionBy would take the output as partitioned already and not shuffle it
         return _by_block(inputs.mapPartitionsWithIndex(step), plan.n_blocks), stats
+
+
+@dataclass
+class _Start:
+    """Where a pass of the distributed path starts."""
+
+    iteration: int
+    ranks: RDD
+    active: np.ndarray
+    vector_iterations: list[int]
+
+
+class _Loop:
+    """The state of a pass's iterations: the inputs, the current rank RDD, the active vectors and
+    the history."""
+
+    def __init__(self, plan: BlockPlan, edges: RDD, dangling: RDD, tele: RDD | None, n: int, vectors: int,
+                 start: _Start, state: StateStore, progress) -> None:
+        self.plan, self.edges, self.dangling, self.tele, self.n, self.vectors = plan, edges, dangling, tele, n, vectors
+        self.iteration, self.ranks = start.iteration, start.ranks
+        self.active, self.vector_iterations = start.active, start.vector_iterations
+        self.state, self.progress = state, progress
+        self.history: list[IterationStat] = []
+        self.cut: RDD | None = None     # the checkpointed rank blocks of the last lineage cut
+
+    def record(self, l1: np.ndarray, dangling_mass: np.ndarray, params: RankParams, seconds: float) -> None:
+        """The iteration's statistics; vectors whose change fell below ``tol`` stop."""
+        for k in np.flatnonzero(self.active):
+            if l1[k] < params.tol:
+                self.active[k] = False
+                self.vector_iterations[k] = self.iteration
+        self.history.append(IterationStat(self.iteration, float(l1.max()), float(dangling_mass.max()), seconds,
+                                          int(self.active.sum())))
+
+
+def _spread_ranks(edges: RDD, ranks: RDD, plan: BlockPlan, vectors: int) -> RDD:
+    """Each block's ranks with the partial sums its ranks send to every block (not yet computed)."""
+    return _by_block(edges.union(ranks).mapPartitionsWithIndex(_spreader(plan.starts, vectors)), plan.n_blocks)
+
+
+def _gather_block(items: Iterable, n_vectors: int, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, list, list]:
+    """A block task's inputs: (summed incoming partials, previous ranks, dangling mask, teleport
+    chunks, link chunks)."""
+    incoming = np.zeros((n_vectors, size))
+    old = mask = None
+    teleports, chunks = [], []
+    for _, value in items:
+        if isinstance(value, bytes):    # a partial sum from a source block
+            rows, part = _decode_partial(value, n_vectors)
+            if rows is not None:
+                incoming[:, rows] += part
+            else:
+                incoming += part
+            continue
+        tag = value[0]
+        if tag == "R":
+            old = _f64(value[1]).reshape(n_vectors, -1)
+        elif tag == "D":
+            mask = np.frombuffer(value[1], dtype=bool)
+        elif tag == "T":
+            teleports.append(value)
+        else:
+            chunks.append((None, value))
+    assert old is not None and mask is not None, "every block has its previous ranks and dangling mask"
+    return incoming, old, mask, teleports, chunks
+
+
+def _stepper(starts, n_vectors: int, n: int, damping: float, active: np.ndarray, mass: np.ndarray,
+             uniform_rows: np.ndarray | None, uniform: bool, stats: Accumulator) -> Callable[[int, Iterable], Iterator]:
+    """The task of a block in one iteration (see ``BlockEngine._iterate``)."""
+    spread = _spreader(starts, n_vectors)
+
+    def step(block: int, items: Iterable) -> Iterator:
+        size = starts[block + 1] - starts[block]
+        incoming, old, mask, teleports, chunks = _gather_block(items, n_vectors, size)
+        v = _teleport_vector(None if uniform else teleports, n_vectors, size, n, uniform_rows)
+        new = damping * (incoming + mass[:, None] * v) + (1.0 - damping) * v
+        new[~active] = old[~active]
+        l1, block_mass = np.abs(new - old).sum(axis=1), new[:, mask].sum(axis=1)
+        stats.add({block: (l1, block_mass)})
+        ranks = ("R", new.tobytes(), l1.tobytes(), block_mass.tobytes())
+        # the next iteration's partials, from the new ranks (the ranks record goes first)
+        yield from spread(block, [(block, ranks), *chunks])
+
+    return step
+
+
+def _gather_one_task(items: Iterable, n_vectors: int, n: int) -> tuple[csr_matrix, np.ndarray, np.ndarray, list]:
+    """The single task's inputs: (the whole transition matrix, ranks, dangling mask, teleport chunks)."""
+    row_ids, cols, weights, teleports = [], [], [], []
+    r = dangling_mask = None
+    for _, value in items:
+        if value[0] == "E":
+            indptr = _i32(value[3])
+            rows = _i32(value[2]) if value[2] else np.arange(len(indptr) - 1, dtype=np.int32)
+            row_ids.append(np.repeat(rows, np.diff(indptr)))
+            cols.append(_i32(value[4]))
+            weights.append(_f64(value[5]))
+        elif value[0] == "D":
+            dangling_mask = np.frombuffer(value[1], dtype=bool)
+        elif value[0] == "T":
+            teleports.append(value)
+        else:
+            r = _f64(value[1]).reshape(n_vectors, n).copy()
+    assert r is not None and dangling_mask is not None, "the block's ranks and dangling mask"
+    if row_ids:
+        matrix = coo_matrix((np.concatenate(weights), (np.concatenate(row_ids), np.concatenate(cols))),
+                            shape=(n, n)).tocsr()
+    else:
+        matrix = coo_matrix((n, n)).tocsr()
+    return matrix, r, dangling_mask, teleports
+
+
+def _power_iterate(matrix: csr_matrix, r: np.ndarray, dangling_mask: np.ndarray, v: np.ndarray | float,
+                   damping: float, tol: float, max_iter: int) -> tuple[np.ndarray, list, np.ndarray]:
+    """The power iteration to convergence: (ranks, per-iteration (iteration, L1, dangling mass,
+    seconds, active vectors), iterations per vector)."""
+    n_vectors = r.shape[0]
+    active = np.ones(n_vectors, dtype=bool)
+    vector_iterations = np.full(n_vectors, max_iter, dtype=np.int32)
+    history = []
+    mass = r[:, dangling_mask].sum(axis=1)
+    iteration = 0
+    while iteration < max_iter and active.any():
+        started = time.monotonic()
+        iteration += 1
+        new = damping * (np.ascontiguousarray((matrix @ r.T).T) + mass[:, None] * v) + (1.0 - damping) * v
+        new[~active] = r[~active]
+        l1 = np.abs(new - r).sum(axis=1)
+        r, mass = new, new[:, dangling_mask].sum(axis=1)
+        finished = active & (l1 < tol)
+        vector_iterations[finished] = iteration
+        active &= ~finished
+        history.append((iteration, l1.max(), mass.max(), time.monotonic() - started, active.sum()))
+    return r, history, vector_iterations
+
+
+def pack_rank_record(value: tuple) -> tuple:
+    """A rank record as its checkpoint stores it: ("Z", zstd of the ranks' byte planes, raw
+    length, l1, dangling mass).  Ranks of one graph share their exponent bytes, which the planes
+    line up for the compressor."""
+    planes = _planes(_f64(value[1]))
+    return "Z", pa.compress(planes, codec="zstd", asbytes=True), len(planes), value[2], value[3]
+
+
+def unpack_rank_record(value: tuple) -> tuple:
+    """The rank record ``pack_rank_record`` stored."""
+    planes = pa.decompress(value[1], decompressed_size=value[2], codec="zstd", asbytes=True)
+    return "R", _unplanes(planes, np.float64, value[2] // 8, 0).tobytes(), value[3], value[4]
 
 
 def _spreader(starts, n_vectors: int) -> Callable[[int, Iterable], Iterator]:

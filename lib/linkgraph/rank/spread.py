@@ -175,59 +175,8 @@ class BlockRounds:
 
     def round(self, alpha: float, beta: float, first: bool) -> DataFrame:
         """The next state (score blocks with their round sums); not yet evaluated."""
-
-        def spread(key, share_pdf: pd.DataFrame, score_pdf: pd.DataFrame) -> pd.DataFrame:
-            if score_pdf.empty:
-                return pd.DataFrame({BLOCK: [], "is_old": [], "targets": [], "values": []})
-            scores = _f64(score_pdf["scores"].iat[0])
-            blocks, kinds = [int(score_pdf[BLOCK].iat[0])], [1]
-            targets: list[bytes | None] = [None]
-            values = [scores.tobytes()]
-            by_block: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
-            columns = (share_pdf[DB], share_pdf["sources"], share_pdf["slots"], share_pdf["shares"],
-                       share_pdf["targets"])
-            for db, sources, slots, share, reached in zip(*columns, strict=True):
-                weights = scores[_i32(sources)] * _f64(share)
-                partial = np.bincount(_i32(slots), weights=weights, minlength=len(reached) // 4)
-                by_block.setdefault(int(db), []).append((_i32(reached), partial))
-            # one sparse partial per destination block: the chunks' partials summed per target
-            for db, pieces in by_block.items():
-                if len(pieces) == 1:
-                    reached_all, summed = pieces[0]
-                else:
-                    reached_all, slot = np.unique(np.concatenate([t for t, _ in pieces]), return_inverse=True)
-                    summed = np.bincount(slot, weights=np.concatenate([v for _, v in pieces]),
-                                         minlength=len(reached_all))
-                blocks.append(db)
-                kinds.append(0)
-                targets.append(reached_all.astype(np.int32).tobytes())
-                values.append(summed.tobytes())
-            return pd.DataFrame({BLOCK: blocks, "is_old": kinds, "targets": targets, "values": values})
-
-        reward_column = "reward_first" if first else "reward_later"
-
-        def combine(key, parts: pd.DataFrame, static_pdf: pd.DataFrame) -> pd.DataFrame:
-            block = int(static_pdf[BLOCK].iat[0])
-            sends = np.frombuffer(static_pdf["sends"].iat[0], dtype=bool)
-            reward = _f64(static_pdf[reward_column].iat[0])
-            incoming = np.zeros(len(reward))
-            old = None
-            for is_old, reached, values in zip(parts["is_old"], parts["targets"], parts["values"], strict=True):
-                if is_old:
-                    old = _f64(values)
-                else:
-                    np.add.at(incoming, _i32(reached), _f64(values))
-            assert old is not None, "every block has its old scores among the parts"
-            sent = np.where(sends, alpha * old, 0.0)
-            received = alpha * incoming
-            kept = old - sent + received
-            new = (1.0 - beta) * kept + reward
-            sums = (old.sum(), sent.sum(), received.sum(), (beta * kept).sum(), reward.sum(), new.sum(),
-                    float(np.abs(new - old).max()) if len(new) else 0.0)
-            return pd.DataFrame({BLOCK: [block], "scores": [new.tobytes()],
-                                 **{name: [float(value)] for name, value in zip(TOTALS, sums, strict=True)}})
-
-        partials = self.shares.groupBy(SB).cogroup(self.state.groupBy(BLOCK)).applyInPandas(spread, PARTIAL)
+        combine = _combiner(alpha, beta, "reward_first" if first else "reward_later")
+        partials = self.shares.groupBy(SB).cogroup(self.state.groupBy(BLOCK)).applyInPandas(_spread, PARTIAL)
         return partials.groupBy(BLOCK).cogroup(self.static.groupBy(BLOCK)).applyInPandas(combine, SCORE_BLOCK)
 
     def scores(self) -> DataFrame:
@@ -243,3 +192,62 @@ class BlockRounds:
 
         exploded = self.state.select(BLOCK, "scores").mapInPandas(explode, f"{VERTEX} long, {S.SCORE} double")
         return exploded.join(self.index, on=VERTEX, how="inner").select(S.PAGE_ID, S.SCORE)
+
+
+def _spread(key, share_pdf: pd.DataFrame, score_pdf: pd.DataFrame) -> pd.DataFrame:
+    """A source block's round output: its old scores, and per destination block one sparse
+    partial (the chunks' partials ``Σ s[src] · share`` summed per target)."""
+    if score_pdf.empty:
+        return pd.DataFrame({BLOCK: [], "is_old": [], "targets": [], "values": []})
+    scores = _f64(score_pdf["scores"].iat[0])
+    blocks, kinds = [int(score_pdf[BLOCK].iat[0])], [1]
+    targets: list[bytes | None] = [None]
+    values = [scores.tobytes()]
+    by_block: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
+    columns = (share_pdf[DB], share_pdf["sources"], share_pdf["slots"], share_pdf["shares"],
+               share_pdf["targets"])
+    for db, sources, slots, share, reached in zip(*columns, strict=True):
+        weights = scores[_i32(sources)] * _f64(share)
+        partial = np.bincount(_i32(slots), weights=weights, minlength=len(reached) // 4)
+        by_block.setdefault(int(db), []).append((_i32(reached), partial))
+    # one sparse partial per destination block: the chunks' partials summed per target
+    for db, pieces in by_block.items():
+        if len(pieces) == 1:
+            reached_all, summed = pieces[0]
+        else:
+            reached_all, slot = np.unique(np.concatenate([t for t, _ in pieces]), return_inverse=True)
+            summed = np.bincount(slot, weights=np.concatenate([v for _, v in pieces]),
+                                 minlength=len(reached_all))
+        blocks.append(db)
+        kinds.append(0)
+        targets.append(reached_all.astype(np.int32).tobytes())
+        values.append(summed.tobytes())
+    return pd.DataFrame({BLOCK: blocks, "is_old": kinds, "targets": targets, "values": values})
+
+
+def _combiner(alpha: float, beta: float, reward_column: str):
+    """The combine of a round: a block sums the partials it receives (× α) and applies the round
+    (sent, kept, forgetting, the round's reward) to its whole vector."""
+
+    def combine(key, parts: pd.DataFrame, static_pdf: pd.DataFrame) -> pd.DataFrame:
+        block = int(static_pdf[BLOCK].iat[0])
+        sends = np.frombuffer(static_pdf["sends"].iat[0], dtype=bool)
+        reward = _f64(static_pdf[reward_column].iat[0])
+        incoming = np.zeros(len(reward))
+        old = None
+        for is_old, reached, values in zip(parts["is_old"], parts["targets"], parts["values"], strict=True):
+            if is_old:
+                old = _f64(values)
+            else:
+                np.add.at(incoming, _i32(reached), _f64(values))
+        assert old is not None, "every block has its old scores among the parts"
+        sent = np.where(sends, alpha * old, 0.0)
+        received = alpha * incoming
+        kept = old - sent + received
+        new = (1.0 - beta) * kept + reward
+        sums = (old.sum(), sent.sum(), received.sum(), (beta * kept).sum(), reward.sum(), new.sum(),
+                float(np.abs(new - old).max()) if len(new) else 0.0)
+        return pd.DataFrame({BLOCK: [block], "scores": [new.tobytes()],
+                             **{name: [float(value)] for name, value in zip(TOTALS, sums, strict=True)}})
+
+    return combine

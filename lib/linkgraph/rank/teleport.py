@@ -4,13 +4,16 @@ A vector is a set of (vertex, weight) rows, normalised to sum 1; ``vector_id`` n
 vectors computed in one pass.  Sources: seed URLs (canonicalised like ingest), topic terms matched
 case-insensitively on word boundaries in a page's URL or in the anchor texts of its in-links, or a
 table of (page_id, weight[, vector_id]).  A vector that covers no page is an error.
+
+The uniform vector (every page 1/n) is never materialised: ``uniform_vector`` is one row at
+``UNIFORM_VERTEX``, which the rank engine reads as "1/n everywhere" (``engine.uniform_vectors``).
 """
 
 from __future__ import annotations
 
 import re
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from linkgraph.errors import EmptyTeleportError
@@ -19,6 +22,13 @@ from linkgraph.lake.rows import one_row
 from linkgraph.lake.schemas import VECTOR_ID
 from linkgraph.rank.graph import VERTEX
 from linkgraph.urls import canonicalize
+
+UNIFORM_VERTEX = -1   # a teleport row at this vertex stands for its vector uniform over all pages
+
+
+def uniform_vector(spark: SparkSession, vector_id: int) -> DataFrame:
+    """(vector_id, vertex, weight): vector ``vector_id`` uniform over every page, as one marker row."""
+    return spark.createDataFrame([(vector_id, UNIFORM_VERTEX, 1.0)], f"{VECTOR_ID} int, {VERTEX} long, weight double")
 
 
 def normalise(raw: DataFrame) -> DataFrame:

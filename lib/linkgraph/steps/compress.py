@@ -139,17 +139,36 @@ def _reject_unencodable(lake: Lake, links: DataFrame, version: int) -> int:
 @contextmanager
 def _one_row_per_file(ctx: StepContext) -> Iterator[None]:
     """Writes inside store one row per data file: each block (or its offsets) alone in a file whose
-    Delta statistics (min/max first_id, block_id, direction) let a lookup read just that file."""
-    key = "spark.sql.files.maxRecordsPerFile"
-    previous = ctx.spark.conf.get(key, None)
-    ctx.spark.conf.set(key, "1")
+    Delta statistics (min/max first_id, block_id, direction) let a lookup read just that file.
+    Auto compaction and optimized writes are off for these writes (``CB.LAYOUT_SESSION_CONF``: the
+    session's settings take precedence over table properties), and a table created here gets
+    ``CB.LAYOUT_PROPERTIES``."""
+    previous: dict[str, str | None] = {key: ctx.spark.conf.get(key, None) for key in CB.LAYOUT_SESSION_CONF}
+    for key, value in CB.LAYOUT_SESSION_CONF.items():
+        ctx.spark.conf.set(key, value)
     try:
         yield
     finally:
-        if previous is None:
-            ctx.spark.conf.unset(key)
-        else:
-            ctx.spark.conf.set(key, previous)
+        for key, old in previous.items():
+            if old is None:
+                ctx.spark.conf.unset(key)
+            else:
+                ctx.spark.conf.set(key, old)
+
+
+def _write_blocks(ctx: StepContext, table: str, rows: DataFrame) -> None:
+    """Overwrite ``table`` with ``rows``, one row per data file, and keep that layout: the table
+    properties ``CB.LAYOUT_PROPERTIES`` set on a table that lacks them (made by an older version)."""
+    lake = ctx.lake
+    with _one_row_per_file(ctx):
+        lake.overwrite(table, rows)
+    properties = lake.delta_table(table).detail().select("properties").first()
+    current = (properties["properties"] if properties is not None else None) or {}
+    missing = {k: v for k, v in CB.LAYOUT_PROPERTIES.items() if current.get(k) != v}
+    if missing:
+        where = lake.location(table) if lake.uses_catalog else f"delta.`{lake.location(table)}`"
+        settings = ", ".join(f"'{k}' = '{v}'" for k, v in missing.items())
+        ctx.spark.sql(f"ALTER TABLE {where} SET TBLPROPERTIES ({settings})")
 
 
 def _write_stale(ctx: StepContext, good: DataFrame, pages: DataFrame | None, versions: tuple[int, int],
@@ -173,19 +192,16 @@ def _write_stale(ctx: StepContext, good: DataFrame, pages: DataFrame | None, ver
         totals[table] = (int(blocks), int(arc_count), int(bits))
         offsets_bits += int(direction_offsets_bits)
         if table in stale:
-            with _one_row_per_file(ctx):
-                lake.overwrite(table, CB.block_rows(encoded[direction]).sortWithinPartitions(S.BLOCK_ID))
+            _write_blocks(ctx, table, CB.block_rows(encoded[direction]).sortWithinPartitions(S.BLOCK_ID))
             report.tables_written.append(table)
     if offsets_stale:
         offsets = CB.offsets_rows(encoded[S.FORWARD], S.FORWARD).unionByName(
             CB.offsets_rows(encoded[S.REVERSE], S.REVERSE))
-        with _one_row_per_file(ctx):
-            lake.overwrite(S.LINKS_COMPRESSED_OFFSETS_TABLE, offsets)
+        _write_blocks(ctx, S.LINKS_COMPRESSED_OFFSETS_TABLE, offsets)
         report.tables_written.append(S.LINKS_COMPRESSED_OFFSETS_TABLE)
         totals[S.LINKS_COMPRESSED_OFFSETS_TABLE] = (0, 0, offsets_bits)
     if S.LINKS_COMPRESSED_ORDER_TABLE in stale:
-        with _one_row_per_file(ctx):
-            lake.overwrite(S.LINKS_COMPRESSED_ORDER_TABLE, CB.order_rows(order, cc, *versions))
+        _write_blocks(ctx, S.LINKS_COMPRESSED_ORDER_TABLE, CB.order_rows(order, cc, *versions))
         report.tables_written.append(S.LINKS_COMPRESSED_ORDER_TABLE)
         totals[S.LINKS_COMPRESSED_ORDER_TABLE] = compressed_table_state(lake, S.LINKS_COMPRESSED_ORDER_TABLE)[1:]
     return [order, *encoded.values()]

@@ -15,14 +15,17 @@ Written into ``DIR`` (created if missing), every text file gzip-compressed, tab-
   columns ``#harmonicc_pos #harmonicc_val #pr_pos #pr_val #host_rev`` (``#domain_rev``), best
   harmonic centrality first (what ``import-authority --format ccrank`` reads).
 
-Each file is written by one Spark task and renamed into place (no driver collect).
+Each text file is sorted in parallel (range partitions by its keys, one gzip member per task,
+named in key order) and the members concatenated in order into one file (no driver collect).
 """
 
 from __future__ import annotations
 
 import logging
+import shutil
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -126,15 +129,48 @@ def rank_lines(centrality: DataFrame, level: str) -> DataFrame:
 
 
 def _write_text(ctx: StepContext, lines: DataFrame, target: str, header: str | None = None) -> None:
-    """One gzip text file of ``lines`` (_k1, _k2, value) in key order, ``header`` first: one
-    partition sorted by the keys, written by one task, renamed into place."""
+    """One gzip text file of ``lines`` (_k1, _k2, value) in key order, ``header`` first, sorted in
+    parallel: range partitions by the keys, each sorted and written by its own task as one gzip
+    member (``part-00000``, ``part-00001``, ... name them in key order), then the members
+    concatenated in that order into ``target`` (concatenated gzip members are one gzip file)."""
     if header is not None:
         first = ctx.spark.createDataFrame([(-1, -1, header)], "_k1 long, _k2 long, value string")
         lines = first.unionByName(lines)
     tmp = target + ".parts"
-    (lines.repartition(1).sortWithinPartitions("_k1", "_k2").select("value")
+    partitions = max(1, ctx.spark.sparkContext.defaultParallelism)
+    (lines.repartitionByRange(partitions, "_k1", "_k2").sortWithinPartitions("_k1", "_k2").select("value")
      .write.mode("overwrite").option("compression", "gzip").text(tmp))
-    paths.move_single_part(ctx.spark, tmp, target)
+    concatenate_parts(ctx, tmp, target)
+
+
+def concatenate_parts(ctx: StepContext, directory: str, target: str) -> None:
+    """The ``part-*`` files of ``directory`` in name order as one file ``target`` (replaced), then
+    ``directory`` removed: copied byte for byte, locally or inside the JVM (Hadoop FileSystem),
+    never through Python objects."""
+    local, local_target = paths.local_path(directory), paths.local_path(target)
+    if local is not None and local_target is not None:
+        parts = sorted(p for p in Path(local).iterdir() if p.name.startswith("part-"))
+        with open(local_target, "wb") as out:
+            for part in parts:
+                with open(part, "rb") as handle:
+                    shutil.copyfileobj(handle, out, 1 << 20)
+        shutil.rmtree(local)
+        return
+    jvm: Any = ctx.spark.sparkContext._jvm
+    hadoop_conf = ctx.spark.sparkContext._jsc.hadoopConfiguration()
+    source = jvm.org.apache.hadoop.fs.Path(directory)
+    fs = source.getFileSystem(hadoop_conf)
+    hadoop_parts = sorted((s.getPath() for s in fs.listStatus(source) if s.getPath().getName().startswith("part-")),
+                          key=lambda part: part.getName())
+    out = fs.create(jvm.org.apache.hadoop.fs.Path(target), True)
+    try:
+        for part in hadoop_parts:
+            handle = fs.open(part)
+            jvm.org.apache.hadoop.io.IOUtils.copyBytes(handle, out, hadoop_conf, False)
+            handle.close()
+    finally:
+        out.close()
+    fs.delete(source, True)
 
 
 def write_webgraph(ctx: StepContext, edges: DataFrame, nodes: int, basename: str) -> dict[str, str]:

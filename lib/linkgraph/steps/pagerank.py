@@ -161,8 +161,7 @@ def _trusted_seeds(ctx: StepContext, personalization: PersonalizationSpec) -> li
 
 def trust_teleport(graph: RankGraph, pages: DataFrame, trusted: list[str]) -> tuple[DataFrame, int]:
     """(teleport vectors persisted: 0 uniform over all pages, 1 uniform over the trusted pages; 2)."""
-    uniform = graph.page_vertices.select(F.lit(0).alias(S.VECTOR_ID), F.col(VERTEX).cast("long"),
-                                         F.lit(1.0 / graph.n).alias("weight"))
+    uniform = T.uniform_vector(pages.sparkSession, 0)   # implicit: one marker row, not n entries
     trust = T.from_seed_urls(graph.page_vertices, pages, [trusted]).withColumn(S.VECTOR_ID, F.lit(1))
     teleport = uniform.unionByName(trust).persist(StorageLevel.MEMORY_AND_DISK)
     core = teleport.where(F.col(S.VECTOR_ID) == 1).count()
