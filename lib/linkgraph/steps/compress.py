@@ -33,8 +33,8 @@ from linkgraph.steps.registry import NoParams, Step, no_params
 
 log = logging.getLogger(__name__)
 
-TABLES = (S.LINKS_COMPRESSED_FORWARD_TABLE, S.LINKS_COMPRESSED_REVERSE_TABLE, S.LINKS_COMPRESSED_OFFSETS_TABLE,
-          S.LINKS_COMPRESSED_ORDER_TABLE)
+# the names of the tables ``compress`` writes (declared in ``linkgraph.tables.COMPRESSED``)
+TABLES = tuple(table.name for table in T.COMPRESSED)
 DIRECTIONS = ((S.FORWARD, S.LINKS_COMPRESSED_FORWARD_TABLE), (S.REVERSE, S.LINKS_COMPRESSED_REVERSE_TABLE))
 
 
@@ -174,18 +174,18 @@ def _write_stale(ctx: StepContext, good: DataFrame, pages: DataFrame | None, ver
         offsets_bits += int(direction_offsets_bits)
         if table in stale:
             with _one_row_per_file(ctx):
-                lake.overwrite(table, CB.block_rows(encoded[direction]).sortWithinPartitions(S.BLOCK_ID))
+                T.declaration(table).overwrite(lake, CB.block_rows(encoded[direction]).sortWithinPartitions(S.BLOCK_ID))
             report.tables_written.append(table)
     if offsets_stale:
         offsets = CB.offsets_rows(encoded[S.FORWARD], S.FORWARD).unionByName(
             CB.offsets_rows(encoded[S.REVERSE], S.REVERSE))
         with _one_row_per_file(ctx):
-            lake.overwrite(S.LINKS_COMPRESSED_OFFSETS_TABLE, offsets)
+            T.LINKS_COMPRESSED_OFFSETS.overwrite(lake, offsets)
         report.tables_written.append(S.LINKS_COMPRESSED_OFFSETS_TABLE)
         totals[S.LINKS_COMPRESSED_OFFSETS_TABLE] = (0, 0, offsets_bits)
     if S.LINKS_COMPRESSED_ORDER_TABLE in stale:
         with _one_row_per_file(ctx):
-            lake.overwrite(S.LINKS_COMPRESSED_ORDER_TABLE, CB.order_rows(order, cc, *versions))
+            T.LINKS_COMPRESSED_ORDER.overwrite(lake, CB.order_rows(order, cc, *versions))
         report.tables_written.append(S.LINKS_COMPRESSED_ORDER_TABLE)
         totals[S.LINKS_COMPRESSED_ORDER_TABLE] = compressed_table_state(lake, S.LINKS_COMPRESSED_ORDER_TABLE)[1:]
     return [order, *encoded.values()]
@@ -198,8 +198,6 @@ Params = NoParams
 
 STEP = Step(
     name="compress", help="Boldi-Vigna compressed forward and reverse link graphs of the lake's links",
-    params=Params, run=run, reads=(S.PAGES_TABLE, S.LINKS_TABLE),
-    writes=(S.LINKS_COMPRESSED_FORWARD_TABLE, S.LINKS_COMPRESSED_REVERSE_TABLE, S.LINKS_COMPRESSED_OFFSETS_TABLE,
-            S.LINKS_COMPRESSED_ORDER_TABLE, S.REJECTS_TABLE),
+    params=Params, run=run, reads=(T.PAGES, T.LINKS), writes=(*T.COMPRESSED, T.REJECTS),
     after=("ingest", "reward"), for_run=no_params,
 )

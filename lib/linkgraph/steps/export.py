@@ -29,6 +29,7 @@ from pyspark.sql import functions as F
 
 from linkgraph import paths
 from linkgraph import schemas as S
+from linkgraph import tables as T
 from linkgraph.compress import bits as B
 from linkgraph.compress.build import arcs_by_block, encode_blocks
 from linkgraph.compress.bv import BVParams
@@ -177,7 +178,6 @@ def _output_directory(params: Params) -> Params:
 STEP = Step(
     name="export", help="the host or domain graph in Common Crawl's layout or as a BVGraph, with a Common Crawl "
                         "rank file", params=Params, run=run,
-    reads=(S.HOSTS_TABLE, S.HOST_LINKS_TABLE, S.DOMAINS_TABLE, S.DOMAIN_LINKS_TABLE, S.HOST_CENTRALITY_TABLE,
-           S.DOMAIN_CENTRALITY_TABLE),
+    reads=(T.HOSTS, T.HOST_LINKS, T.DOMAINS, T.DOMAIN_LINKS, T.HOST_CENTRALITY, T.DOMAIN_CENTRALITY),
     after=("analyze",), prepare=_output_directory,
 )

@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 
 from linkgraph import readers
 from linkgraph import schemas as S
+from linkgraph import tables as T
 from linkgraph.config import Config
 from linkgraph.errors import UnreadableDataError
 from linkgraph.io.delta import Lake
@@ -130,7 +131,7 @@ def _for_run(plan: RunPlan, config: Config) -> Params:
 
 STEP = Step(
     name="ingest", help="upsert crawl edge records into pages/links/rejects", params=Params, run=run,
-    reads=(), writes=(S.PAGES_TABLE, S.LINKS_TABLE, S.REJECTS_TABLE, S.PAGE_SIGNALS_TABLE),
+    reads=(T.PAGES, T.LINKS), writes=(T.PAGES, T.LINKS, T.REJECTS, T.PAGE_SIGNALS),
     for_run=_for_run, prepare=_with_format,
     tasks=(Task("ingest", ("--input", "{param:input_root}/{ds}", "--format", "{param:input_format}")),),
 )

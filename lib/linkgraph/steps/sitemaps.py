@@ -112,5 +112,5 @@ def _for_run(plan: RunPlan, config: Config) -> Params | None:
 
 STEP = Step(
     name="ingest-sitemaps", help="upsert sitemap entries (XML, gzipped, indexes) into `sitemaps`", params=Params,
-    run=run, reads=(), writes=(S.SITEMAPS_TABLE, S.REJECTS_TABLE), after=("ingest",), for_run=_for_run, tasks=(),
+    run=run, reads=(), writes=(T.SITEMAPS, T.REJECTS), after=("ingest",), for_run=_for_run, tasks=(),
 )
