@@ -124,7 +124,22 @@ def test_per_run_tables_keep_the_last_retention_runs_runs(spark, tmp_path):
     assert lake.delta_table(S.PAGE_FLAGS_TABLE).history().count() == 5
     # a re-run of the same inputs writes nothing; a pinned run stays when a newer one is written
     assert flags.run(ctx.next_step(), flags.Params()).up_to_date
-    pinned = dataclasses.replace(config, retention=RetentionConfig(runs=1, pinned_runs=["20261201T000003-rank"]))
-    _rank_run(lake, spark, "20261201T000005-rank")
-    flags.run(ctx.next_step().with_config(pinned), flags.Params())
+    newer = lake.read(S.PAGE_FLAGS_TABLE).where(F.col(S.RUN_ID) == "20261201T000004-rank").withColumn(
+        S.RUN_ID, F.lit("20261201T000005-rank"))
+    pinned = RetentionConfig(runs=1, pinned_runs=["20261201T000003-rank"])
+    assert T.PAGE_FLAGS.replace_run(lake, newer, "20261201T000005-rank", "test", pinned) == ["20261201T000004-rank"]
     assert _runs(lake, S.PAGE_FLAGS_TABLE) == {"20261201T000003-rank", "20261201T000005-rank"}
+
+
+DOC_WRITE = {T.Merge.MERGE: "MERGE", T.Merge.INSERT_ONLY: "insert-only", T.Merge.OVERWRITE: "replace",
+             T.Merge.REPLACE_RUN: "replace run", T.Merge.APPEND: "append", T.Merge.REPLACE_SOURCE: "replace the source"}
+
+
+def test_the_tables_page_lists_each_declaration_with_its_keys_and_write_rule():
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "tables.md").read_text()
+    rows = re.findall(r"^\| \[(\w+)\]\(#[\w-]+\) \| [^|]+ \| ([^|]+) \| [^|]+ \| ([^|]+) \|$", doc, re.M)
+    assert {name for name, _, _ in rows} == set(T.TABLES)
+    for name, keys, write in rows:
+        declared = T.TABLES[name]
+        assert set(re.findall(r"`(\w+)`", keys.split("(")[0])) - {S.URL} == set(declared.keys) - {S.URL}, name
+        assert write.strip().startswith(DOC_WRITE[declared.merge]), (name, write)
