@@ -161,18 +161,25 @@ def _step_params(step: Step[Any], args: argparse.Namespace) -> Any:
 
 
 def cmd_step(step: Step[Any], args: argparse.Namespace, config: Config, registry: Registry) -> int:
-    """Run one registered step (then the steps its subcommand chains, ``Step.then``) and print
-    each report's lines."""
+    """Run one registered step (with the steps its subcommand chains before and after it,
+    ``Step.before`` and ``Step.then``) and print each report's lines."""
     params = _step_params(step, args)
     config = with_overrides(config, params)
     ctx = _context(config, *input_paths(params))
+    for name in step.before:
+        _run_chained(registry[name], ctx.next_step())
     report = step.run(ctx, params)
     print("\n".join(report.lines()))
     for name in step.then:
-        follower = registry[name].run(ctx.next_step(), registry[name].params())
-        if not follower.quiet:
-            print("\n".join(follower.lines()))
+        _run_chained(registry[name], ctx.next_step())
     return report.exit_code(config)
+
+
+def _run_chained(step: Step[Any], ctx: StepContext) -> None:
+    """Run a step a subcommand chains, with its default parameters; print its lines unless quiet."""
+    report = step.run(ctx, step.params())
+    if not report.quiet:
+        print("\n".join(report.lines()))
 
 
 def _links_compressed_without_spark(args: argparse.Namespace, config: Config) -> list[Any] | None:
@@ -284,7 +291,7 @@ def cmd_run(args: argparse.Namespace, config: Config, registry: Registry) -> int
         if params is not None:
             print(params if isinstance(params, str) else step.run(ctx.next_step(), params).summary(), flush=True)
     print(f"tables (run took {time.monotonic() - started:.1f}s):")
-    for table in dict.fromkeys(table for name in order for table in registry[name].writes):
+    for table in dict.fromkeys(table for name in order for table in registry[name].tables_written()):
         if ctx.lake.exists(table):
             where = ctx.lake.location(table) if ctx.lake.uses_catalog else paths.display(ctx.lake.location(table))
             print(f"  {table:<25} {where}")

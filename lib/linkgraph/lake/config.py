@@ -484,6 +484,23 @@ class ReliabilityConfig:
             raise ConfigError("reliability.conflict_backoff_seconds must be >= 0")
 
 
+# --- retention ---
+@dataclass(frozen=True)
+class RetentionConfig:
+    """How many runs the per-run tables (``page_flags``, ``seed_scores``) keep.
+
+    ``runs``: the newest runs kept (by run id, which sorts by start time); the write of a new run
+    deletes the older ones in the same commit.  ``pinned_runs``: run ids kept whatever their age.
+    """
+
+    runs: int = 3
+    pinned_runs: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.runs < 1:
+            raise ConfigError(f"retention.runs must be >= 1, got {self.runs}")
+
+
 @dataclass(frozen=True)
 class AuthorityConfig:
     """``linkgraph import-authority``: ``max_reject_share`` is the largest share of a file's rows
@@ -540,6 +557,7 @@ class Config:
     reliability: ReliabilityConfig = field(default_factory=ReliabilityConfig)
     centrality: CentralityConfig = field(default_factory=CentralityConfig)
     authority: AuthorityConfig = field(default_factory=AuthorityConfig)
+    retention: RetentionConfig = field(default_factory=RetentionConfig)
 
     def with_lake_path(self, path: str | None) -> Config:
         if path is None:

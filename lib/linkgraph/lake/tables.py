@@ -1,9 +1,12 @@
-"""The lake's tables and their write rules: each table is written here by one rule.
+"""The lake's tables: one declaration each, and the write rules steps write through.
 
-Schemas and names are declared in ``linkgraph.lake.schemas``; ``linkgraph.lake.delta.Lake`` does the
-Delta transactions.  This module says *how* each table changes: which MERGE keys and conditions,
-which rows an overwrite replaces, what is appended.  Steps (``linkgraph.steps``) call these and
-nothing else to write.
+A table is one :class:`Table`: its name, schema, keys (the columns that identify a row), merge
+rule (how a write changes it) and retention (how long its rows stay).  ``TABLES`` holds every
+declaration by name; the step registry's ``reads``/``writes`` name them.  Column names and the
+``StructType`` schemas live in ``linkgraph.lake.schemas``; ``linkgraph.lake.delta.Lake`` does the Delta
+transactions.  Steps (``linkgraph.steps``) write only through a declaration's methods
+(:meth:`Table.overwrite`, :meth:`Table.append`, :meth:`Table.replace_run`) or this module's MERGE
+functions (``upsert_pages``, ``merge_sitemaps``, ...), never through ``Lake`` directly.
 
 =======================  =====================================================================
 ``pages``                MERGE by url (or page_id for id-only graphs): insert, widen sightings
@@ -14,8 +17,8 @@ nothing else to write.
 ``external_authority``   the rows of one source replaced (``replaceWhere source``)
 ``page_signals``         MERGE by url; see the two rules below
 ``feeds``                MERGE by feed_url: insert, move ``last_seen_at``
-``seed_scores``,         the rows of one run replaced (``replaceWhere run_id``)
-``page_flags``
+``seed_scores``,         the rows of one run replaced (``replaceWhere run_id``); the same commit
+``page_flags``           deletes the runs beyond ``retention.runs`` (pinned runs stay)
 ``pagerank``, analysis,  overwrite (one commit each), compressed tables sorted/partitioned by
 ``frontier``, …          page id where single-page lookups read them
 ``rank_runs``,           append (run ids are unique)
@@ -26,12 +29,186 @@ nothing else to write.
 
 from __future__ import annotations
 
+import enum
+from dataclasses import dataclass
+
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
 
 from linkgraph.lake import schemas as S
-from linkgraph.lake.delta import Lake
+from linkgraph.lake.config import RetentionConfig
+from linkgraph.lake.delta import Lake, MergeMetrics
 from linkgraph.lake.rows import one_row
+
+
+class Merge(enum.Enum):
+    """How a write changes a table."""
+
+    MERGE = "MERGE by the keys: new rows inserted, known ones updated by the table's rule"
+    INSERT_ONLY = "insert-only MERGE by the keys: a stored row is never changed"
+    REPLACE_SOURCE = "the rows of one source replaced in one commit"
+    REPLACE_RUN = "the rows of one run replaced in one commit"
+    OVERWRITE = "the whole table replaced in one commit"
+    APPEND = "rows appended (their keys are new)"
+
+
+class Retention(enum.Enum):
+    """How long a table's rows stay."""
+
+    KEPT = "until a MERGE or delete changes them"
+    LATEST = "until the next write replaces the table"
+    RUNS = "the last `retention.runs` runs (and the pinned runs); older runs deleted by the write"
+    LOG = "every run (one row, or a few, per run)"
+
+
+@dataclass(frozen=True)
+class Table:
+    """One table of the lake: everything a write to it needs."""
+
+    name: str
+    schema: StructType
+    keys: tuple[str, ...]
+    merge: Merge
+    retention: Retention
+    cluster_by: tuple[str, ...] = ()   # liquid clustering (with deletion vectors), applied by OPTIMIZE
+
+    def __str__(self) -> str:
+        return self.name
+
+    def _check(self, merge: Merge) -> None:
+        if self.merge is not merge:
+            raise TypeError(f"table {self.name!r} is written by {self.merge.name}, not {merge.name}")
+
+    def ensure(self, lake: Lake) -> None:
+        """Create the table empty unless it exists."""
+        lake.ensure(self.name, self.schema, cluster_by=list(self.cluster_by) or None)
+
+    def overwrite(self, lake: Lake, rows: DataFrame, built_from: str | None = None) -> None:
+        """Replace the table with ``rows`` in one commit (recording ``built_from``)."""
+        self._check(Merge.OVERWRITE)
+        lake.overwrite(self.name, rows, built_from=built_from)
+
+    def append(self, lake: Lake, rows: DataFrame) -> None:
+        """Append ``rows`` in one commit."""
+        self._check(Merge.APPEND)
+        lake.append(self.name, rows)
+
+    def delete_matching(self, lake: Lake, keys_df: DataFrame, keys: list[str] | None = None,
+                        prune_on: str | None = None) -> MergeMetrics:
+        """Delete the rows whose ``keys`` (default: the table's keys) equal a row of ``keys_df``, in
+        one MERGE commit (a re-run finds them deleted and commits nothing)."""
+        if self.retention is not Retention.KEPT:
+            raise TypeError(f"table {self.name!r} is replaced by its writes; rows are not deleted from it")
+        return lake.delete_matching(self.name, keys_df, list(self.keys) if keys is None else keys, prune_on=prune_on)
+
+    def replace_run(self, lake: Lake, rows: DataFrame, run_id: str, built_from: str,
+                    retention: RetentionConfig) -> list[str]:
+        """Replace the rows of run ``run_id`` by ``rows`` (laid out by page id) and delete the runs
+        beyond ``retention`` in the same commit; returns the run ids deleted.  A re-run computes
+        the same replacement, so it commits the same table."""
+        self._check(Merge.REPLACE_RUN)
+        dropped: list[str] = []
+        replace_where = None
+        if lake.exists(self.name):
+            dropped = runs_beyond(stored_runs(lake, self.name), run_id, retention)
+            replace_where = f"{S.RUN_ID} IN ({', '.join(sql_string(r) for r in [run_id, *dropped])})"
+        lake.overwrite(self.name, by_page_id(rows), built_from=built_from, replace_where=replace_where)
+        return dropped
+
+
+def sql_string(value: str) -> str:
+    """``value`` as a SQL string literal."""
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def stored_runs(lake: Lake, table: str) -> list[str]:
+    """The distinct run ids a per-run table holds (one small aggregate: retention bounds them)."""
+    return [row[S.RUN_ID] for row in lake.read(table).select(S.RUN_ID).distinct().collect()]
+
+
+def runs_beyond(stored: list[str], run_id: str, retention: RetentionConfig) -> list[str]:
+    """The stored runs to delete when ``run_id`` is written: all but the newest ``retention.runs``
+    runs (``run_id`` among them; run ids sort by start time), the pinned runs and ``run_id``."""
+    newest = sorted({*stored, run_id}, reverse=True)[: retention.runs]
+    kept = {*newest, *retention.pinned_runs, run_id}
+    return sorted(r for r in stored if r not in kept)
+
+
+# --- the declarations ---------------------------------------------------------------------------------
+
+PAGES = Table(S.PAGES_TABLE, S.PAGES, (S.PAGE_ID,), Merge.MERGE, Retention.KEPT, cluster_by=(S.PAGE_ID,))
+LINKS = Table(S.LINKS_TABLE, S.LINKS, (S.SRC_ID, S.DST_ID), Merge.MERGE, Retention.KEPT, cluster_by=(S.SRC_ID,))
+REJECTS = Table(S.REJECTS_TABLE, S.REJECTS, (S.REJECT_ID,), Merge.INSERT_ONLY, Retention.KEPT)
+PAGE_SIGNALS = Table(S.PAGE_SIGNALS_TABLE, S.PAGE_SIGNALS, (S.URL,), Merge.MERGE, Retention.KEPT)
+SITEMAPS = Table(S.SITEMAPS_TABLE, S.SITEMAPS, (S.URL,), Merge.MERGE, Retention.KEPT)
+EXTERNAL_AUTHORITY = Table(S.EXTERNAL_AUTHORITY_TABLE, S.EXTERNAL_AUTHORITY, (S.DOMAIN, S.SOURCE),
+                           Merge.REPLACE_SOURCE, Retention.KEPT)
+FEEDS = Table(S.FEEDS_TABLE, S.FEEDS, (S.FEED_URL,), Merge.MERGE, Retention.KEPT)
+
+PAGERANK = Table(S.PAGERANK_TABLE, S.PAGERANK, (S.PAGE_ID, S.VECTOR_ID), Merge.OVERWRITE, Retention.LATEST)
+RANK_RUNS = Table(S.RANK_RUNS_TABLE, S.RANK_RUNS, (S.RUN_ID,), Merge.APPEND, Retention.LOG)
+RANK_STATE = Table(S.RANK_STATE_TABLE, S.RANK_STATE, ("run_key", "block"), Merge.OVERWRITE, Retention.LATEST)
+
+FORWARD_INDEX = Table(S.FORWARD_INDEX_TABLE, S.FORWARD_INDEX, (S.PAGE_ID, S.CHUNK), Merge.OVERWRITE,
+                      Retention.LATEST)
+REVERSE_INDEX = Table(S.REVERSE_INDEX_TABLE, S.REVERSE_INDEX, (S.PAGE_ID, S.CHUNK), Merge.OVERWRITE,
+                      Retention.LATEST)
+ANCHOR_INDEX = Table(S.ANCHOR_INDEX_TABLE, S.ANCHOR_INDEX, (S.PAGE_ID,), Merge.OVERWRITE, Retention.LATEST)
+HOSTS = Table(S.HOSTS_TABLE, S.HOSTS, (S.REV_HOST,), Merge.OVERWRITE, Retention.LATEST)
+HOST_LINKS = Table(S.HOST_LINKS_TABLE, S.HOST_LINKS, (S.SRC_HOST, S.DST_HOST), Merge.OVERWRITE, Retention.LATEST)
+DOMAINS = Table(S.DOMAINS_TABLE, S.DOMAINS, (S.DOMAIN,), Merge.OVERWRITE, Retention.LATEST)
+DOMAIN_LINKS = Table(S.DOMAIN_LINKS_TABLE, S.DOMAIN_LINKS, (S.SRC_DOMAIN, S.DST_DOMAIN), Merge.OVERWRITE,
+                     Retention.LATEST)
+DOMAIN_AUTHORITY = Table(S.DOMAIN_AUTHORITY_TABLE, S.DOMAIN_AUTHORITY_SCHEMA, (S.DOMAIN,), Merge.OVERWRITE,
+                         Retention.LATEST)
+LINK_FARMS = Table(S.LINK_FARMS_TABLE, S.LINK_FARMS, (S.DOMAIN,), Merge.OVERWRITE, Retention.LATEST)
+SYNDICATION_NETWORKS = Table(S.SYNDICATION_NETWORKS_TABLE, S.SYNDICATION_NETWORKS, (S.DOMAIN,),
+                             Merge.OVERWRITE, Retention.LATEST)
+# what ``analyze`` builds, in the order it writes them
+ANALYSIS = (FORWARD_INDEX, REVERSE_INDEX, ANCHOR_INDEX, HOSTS, HOST_LINKS, DOMAINS, DOMAIN_LINKS, DOMAIN_AUTHORITY,
+            LINK_FARMS, SYNDICATION_NETWORKS)
+
+PAGE_FLAGS = Table(S.PAGE_FLAGS_TABLE, S.PAGE_FLAGS, (S.RUN_ID, S.PAGE_ID), Merge.REPLACE_RUN, Retention.RUNS)
+SEED_SCORES = Table(S.SEED_SCORES_TABLE, S.SEED_SCORES, (S.RUN_ID, S.PAGE_ID), Merge.REPLACE_RUN, Retention.RUNS)
+FRONTIER = Table(S.FRONTIER_TABLE, S.FRONTIER, ("position",), Merge.OVERWRITE, Retention.LATEST)
+
+REWARD_SCORES = Table(S.REWARD_SCORES_TABLE, S.REWARD_SCORES, (S.PAGE_ID,), Merge.OVERWRITE, Retention.LATEST)
+REWARD_RUNS = Table(S.REWARD_RUNS_TABLE, S.REWARD_RUNS, (S.RUN_ID, S.ROUND), Merge.APPEND, Retention.LOG)
+PRUNED_PAGES = Table(S.PRUNED_PAGES_TABLE, S.PRUNED_PAGES, (S.RUN_ID, S.PAGE_ID), Merge.INSERT_ONLY, Retention.LOG)
+STEP_RUNS = Table(S.STEP_RUNS_TABLE, S.STEP_RUNS, (S.RUN_ID, S.STEP), Merge.INSERT_ONLY, Retention.LOG)
+
+CENTRALITY = {level: Table(S.CENTRALITY_TABLES[level], S.CENTRALITY_SCHEMAS[level],
+                           (S.CENTRALITY_SCHEMAS[level].fields[0].name,), Merge.OVERWRITE, Retention.LATEST)
+              for level in S.CENTRALITY_LEVELS}
+HOST_CENTRALITY, DOMAIN_CENTRALITY, PAGE_CENTRALITY = (CENTRALITY[level] for level in ("host", "domain", "page"))
+CENTRALITY_RUNS = Table(S.CENTRALITY_RUNS_TABLE, S.CENTRALITY_RUNS, (S.RUN_ID,), Merge.APPEND, Retention.LOG)
+
+LINKS_COMPRESSED_FORWARD = Table(S.LINKS_COMPRESSED_FORWARD_TABLE, S.COMPRESSED_LINKS, (S.BLOCK_ID,),
+                                 Merge.OVERWRITE, Retention.LATEST)
+LINKS_COMPRESSED_REVERSE = Table(S.LINKS_COMPRESSED_REVERSE_TABLE, S.COMPRESSED_LINKS, (S.BLOCK_ID,),
+                                 Merge.OVERWRITE, Retention.LATEST)
+LINKS_COMPRESSED_OFFSETS = Table(S.LINKS_COMPRESSED_OFFSETS_TABLE, S.COMPRESSED_OFFSETS, (S.DIRECTION, S.BLOCK_ID),
+                                 Merge.OVERWRITE, Retention.LATEST)
+LINKS_COMPRESSED_ORDER = Table(S.LINKS_COMPRESSED_ORDER_TABLE, S.COMPRESSED_ORDER, (S.KIND, S.FIRST_ID),
+                               Merge.OVERWRITE, Retention.LATEST)
+COMPRESSED = (LINKS_COMPRESSED_FORWARD, LINKS_COMPRESSED_REVERSE, LINKS_COMPRESSED_OFFSETS, LINKS_COMPRESSED_ORDER)
+
+TABLES: dict[str, Table] = {table.name: table for table in (
+    PAGES, LINKS, REJECTS, PAGE_SIGNALS, SITEMAPS, EXTERNAL_AUTHORITY, FEEDS, PAGERANK, RANK_RUNS, RANK_STATE,
+    *ANALYSIS, PAGE_FLAGS, SEED_SCORES, FRONTIER, REWARD_SCORES, REWARD_RUNS, PRUNED_PAGES, STEP_RUNS,
+    *CENTRALITY.values(), CENTRALITY_RUNS, *COMPRESSED)}
+
+
+def declaration(table: str | Table) -> Table:
+    """The declaration of the table named ``table`` (a declaration is returned as is)."""
+    if isinstance(table, Table):
+        return table
+    try:
+        return TABLES[table]
+    except KeyError:
+        raise KeyError(f"no table {table!r} is declared in linkgraph.lake.tables") from None
+
 
 # --- core tables --------------------------------------------------------------------------------
 #
@@ -41,13 +218,9 @@ from linkgraph.lake.rows import one_row
 # satisfies, so Delta reads only the files whose statistics overlap the batch's ids, and changed
 # rows are marked in deletion vectors instead of rewriting the files that hold them.
 
-CLUSTER_BY = {S.PAGES_TABLE: [S.PAGE_ID], S.LINKS_TABLE: [S.SRC_ID]}
-
-
 def ensure_core_tables(lake: Lake) -> None:
-    lake.ensure(S.PAGES_TABLE, S.PAGES, cluster_by=CLUSTER_BY[S.PAGES_TABLE])
-    lake.ensure(S.LINKS_TABLE, S.LINKS, cluster_by=CLUSTER_BY[S.LINKS_TABLE])
-    lake.ensure(S.REJECTS_TABLE, S.REJECTS)
+    for core in (PAGES, LINKS, REJECTS):
+        core.ensure(lake)
 
 
 def max_page_id_of(pages: DataFrame) -> int:
@@ -68,7 +241,7 @@ def upsert_pages(lake: Lake, pages: DataFrame, key: str) -> tuple[int, int]:
     the MERGE reads only the files of the batch's id ranges; by url it reads the url column of
     ``pages`` and marks the widened rows in deletion vectors."""
     condition, widened = _widen_sightings(S.FIRST_SEEN_AT, S.LAST_SEEN_AT)
-    metrics = lake.merge(S.PAGES_TABLE, pages, keys=[key], update_set=widened, update_condition=condition,
+    metrics = lake.merge(PAGES.name, pages, keys=[key], update_set=widened, update_condition=condition,
                          prune_on=S.PAGE_ID if key == S.PAGE_ID else None)
     return metrics.inserted, metrics.updated
 
@@ -86,7 +259,7 @@ def upsert_links(lake: Lake, links: DataFrame, new_from: int | None = None) -> t
     inserted = 0
     if new_from is not None:
         new_end = (F.col(S.SRC_ID) >= new_from) | (F.col(S.DST_ID) >= new_from)
-        inserted = lake.merge(S.LINKS_TABLE, links.where(new_end), [S.SRC_ID, S.DST_ID], update_set={},
+        inserted = lake.merge(LINKS.name, links.where(new_end), list(LINKS.keys), update_set={},
                               target_filter=f"t.{S.SRC_ID} >= {int(new_from)} OR t.{S.DST_ID} >= {int(new_from)}",
                               ).inserted
         links = links.where(~new_end)
@@ -94,16 +267,18 @@ def upsert_links(lake: Lake, links: DataFrame, new_from: int | None = None) -> t
     newer = "(s.last_seen_at > t.last_seen_at OR (t.last_seen_at IS NULL AND s.last_seen_at IS NOT NULL))"
     replaced = {c: f"CASE WHEN {newer} THEN s.{c} ELSE t.{c} END"
                 for c in (S.ANCHOR_TEXT, S.CONTEXT_WINDOW, S.LINK_TYPE, S.POSITION)}
-    metrics = lake.merge(S.LINKS_TABLE, links, [S.SRC_ID, S.DST_ID], update_set={**replaced, **widened},
+    metrics = lake.merge(LINKS.name, links, list(LINKS.keys), update_set={**replaced, **widened},
                          update_condition=condition, prune_on=S.SRC_ID)
     return inserted + metrics.inserted, metrics.updated
 
 
-def insert_missing(lake: Lake, table: str, rows: DataFrame, keys: list[str]) -> int:
-    """Insert-only MERGE on ``keys`` (a row already stored is left alone), reading only the files
-    of the rows' ranges of the first key; returns rows inserted."""
+def insert_missing(lake: Lake, table: str | Table, rows: DataFrame, keys: list[str] | None = None) -> int:
+    """Insert-only MERGE on ``keys`` (default: the table's keys; a row already stored is left
+    alone), reading only the files of the rows' ranges of the first key; returns rows inserted."""
+    declared = declaration(table)
+    keys = list(declared.keys) if keys is None else keys
     prune_on = keys[0] if keys[0] in (S.PAGE_ID, S.SRC_ID) else None
-    return lake.merge(table, rows, keys=keys, update_set={}, prune_on=prune_on).inserted
+    return lake.merge(declared.name, rows, keys=keys, update_set={}, prune_on=prune_on).inserted
 
 
 # --- rejects --------------------------------------------------------------------------------------
@@ -166,10 +341,10 @@ def count_by_reason(rejects: DataFrame) -> dict[str, int]:
 def write_rejects(lake: Lake, rejects: DataFrame) -> int:
     """Insert-only MERGE of :func:`reject_rows` on ``reject_id``, stamped with the time of the
     write: the same bad record is stored once, however often it is ingested."""
-    lake.ensure(S.REJECTS_TABLE, S.REJECTS)
+    REJECTS.ensure(lake)
     stamped = rejects.select(*[F.current_timestamp().alias(f.name) if f.name == S.REJECTED_AT else F.col(f.name)
-                               for f in S.REJECTS.fields])
-    return insert_missing(lake, S.REJECTS_TABLE, stamped, [S.REJECT_ID])
+                               for f in REJECTS.schema.fields])
+    return insert_missing(lake, REJECTS, stamped)
 
 
 # --- sitemaps, external authority, page signals, feeds ------------------------------------------------
@@ -177,19 +352,20 @@ def write_rejects(lake: Lake, rejects: DataFrame) -> int:
 def merge_sitemaps(lake: Lake, entries: DataFrame) -> tuple[int, int]:
     """MERGE sitemap entries by url: a changed entry replaces the stored one, an unchanged one is
     not touched.  Returns (inserted, updated)."""
-    lake.ensure(S.SITEMAPS_TABLE, S.SITEMAPS)
-    columns = [f.name for f in S.SITEMAPS.fields if f.name != S.URL]
+    SITEMAPS.ensure(lake)
+    columns = [f.name for f in SITEMAPS.schema.fields if f.name not in SITEMAPS.keys]
     changed = " OR ".join(f"NOT (t.{c} <=> s.{c})" for c in columns)
-    metrics = lake.merge(S.SITEMAPS_TABLE, entries.select(*[f.name for f in S.SITEMAPS.fields]), keys=[S.URL],
+    metrics = lake.merge(SITEMAPS.name, entries.select(*[f.name for f in SITEMAPS.schema.fields]),
+                         keys=list(SITEMAPS.keys),
                          update_condition=changed)
     return metrics.inserted, metrics.updated
 
 
 def replace_external_authority(lake: Lake, rows: DataFrame, source: str) -> int:
     """Replace the ``external_authority`` rows of ``source``; returns the rows it now holds."""
-    replace_where = f"{S.SOURCE} = '{source}'" if lake.exists(S.EXTERNAL_AUTHORITY_TABLE) else None
-    lake.overwrite(S.EXTERNAL_AUTHORITY_TABLE, rows, replace_where=replace_where)
-    return lake.read(S.EXTERNAL_AUTHORITY_TABLE).where(F.col(S.SOURCE) == source).count()
+    replace_where = f"{S.SOURCE} = {sql_string(source)}" if lake.exists(EXTERNAL_AUTHORITY.name) else None
+    lake.overwrite(EXTERNAL_AUTHORITY.name, rows, replace_where=replace_where)
+    return lake.read(EXTERNAL_AUTHORITY.name).where(F.col(S.SOURCE) == source).count()
 
 
 _SIGNAL_VALUES = (S.TITLE, S.TEXT, S.FEED_LINKS, S.FETCHED_AT)
@@ -200,10 +376,11 @@ def merge_page_signals(lake: Lake, signals: DataFrame) -> tuple[int, int]:
     MERGE by url; a row replaces the stored one when its values differ and it is not older (older:
     both ``fetched_at`` known and the new one earlier), so a correction without a newer fetch
     time lands and writing the same signals twice touches no row.  Returns (inserted, updated)."""
-    lake.ensure(S.PAGE_SIGNALS_TABLE, S.PAGE_SIGNALS)
+    PAGE_SIGNALS.ensure(lake)
     changed = " OR ".join(f"NOT (t.{c} <=> s.{c})" for c in _SIGNAL_VALUES)
     not_older = f"(s.{S.FETCHED_AT} IS NULL OR t.{S.FETCHED_AT} IS NULL OR s.{S.FETCHED_AT} >= t.{S.FETCHED_AT})"
-    metrics = lake.merge(S.PAGE_SIGNALS_TABLE, signals, keys=[S.URL], update_set={c: f"s.{c}" for c in _SIGNAL_VALUES},
+    metrics = lake.merge(PAGE_SIGNALS.name, signals, keys=list(PAGE_SIGNALS.keys),
+                         update_set={c: f"s.{c}" for c in _SIGNAL_VALUES},
                          update_condition=f"({changed}) AND {not_older}")
     return metrics.inserted, metrics.updated
 
@@ -211,10 +388,10 @@ def merge_page_signals(lake: Lake, signals: DataFrame) -> tuple[int, int]:
 def merge_feeds(lake: Lake, rows: DataFrame) -> None:
     """Insert new feeds, move ``last_seen_at`` of known ones; the first write creates the table
     with its rows (one commit)."""
-    if not lake.exists(S.FEEDS_TABLE):
-        lake.overwrite(S.FEEDS_TABLE, rows.select(*[F.col(f.name).cast(f.dataType) for f in S.FEEDS.fields]))
+    if not lake.exists(FEEDS.name):
+        lake.overwrite(FEEDS.name, rows.select(*[F.col(f.name).cast(f.dataType) for f in FEEDS.schema.fields]))
         return
-    lake.merge(S.FEEDS_TABLE, rows, keys=[S.FEED_URL], update_set={S.LAST_SEEN_AT: f"s.{S.LAST_SEEN_AT}"},
+    lake.merge(FEEDS.name, rows, keys=list(FEEDS.keys), update_set={S.LAST_SEEN_AT: f"s.{S.LAST_SEEN_AT}"},
                update_condition=f"NOT (t.{S.LAST_SEEN_AT} <=> s.{S.LAST_SEEN_AT})")   # a retry commits nothing
 
 
@@ -226,15 +403,9 @@ def by_page_id(df: DataFrame) -> DataFrame:
     return df.repartitionByRange(S.PAGE_ID).sortWithinPartitions(S.PAGE_ID)
 
 
-def replace_run(lake: Lake, table: str, rows: DataFrame, run_id: str, built_from: str) -> None:
-    """Replace the rows of run ``run_id`` (one commit; the table's other runs stay), laid out by page id."""
-    replace_where = f"{S.RUN_ID} = '{run_id}'" if lake.exists(table) else None
-    lake.overwrite(table, by_page_id(rows), built_from=built_from, replace_where=replace_where)
-
-
 def latest_rank_run_id(lake: Lake) -> str | None:
     """The run the ``pagerank`` table holds (it is replaced by each run); None before any."""
-    if not lake.exists(S.PAGERANK_TABLE):
+    if not lake.exists(PAGERANK.name):
         return None
-    first = lake.read(S.PAGERANK_TABLE).select(S.RUN_ID).first()
+    first = lake.read(PAGERANK.name).select(S.RUN_ID).first()
     return first[S.RUN_ID] if first else None

@@ -22,6 +22,7 @@ from pyspark.sql import functions as F
 from linkgraph.graph import domains as D
 from linkgraph.graph import indexes as X
 from linkgraph.lake import schemas as S
+from linkgraph.lake import tables as T
 from linkgraph.lake.config import Config
 from linkgraph.lake.context import Report, StepContext
 from linkgraph.lake.delta import Lake
@@ -33,11 +34,8 @@ from linkgraph.steps.registry import NoParams, Step, no_params
 
 log = logging.getLogger(__name__)
 
-ANALYSIS_TABLES = (
-    S.FORWARD_INDEX_TABLE, S.REVERSE_INDEX_TABLE, S.ANCHOR_INDEX_TABLE, S.HOSTS_TABLE, S.HOST_LINKS_TABLE,
-    S.DOMAINS_TABLE, S.DOMAIN_LINKS_TABLE, S.DOMAIN_AUTHORITY_TABLE, S.LINK_FARMS_TABLE,
-    S.SYNDICATION_NETWORKS_TABLE,
-)
+# the names of the tables ``analyze`` writes (declared in ``linkgraph.lake.tables.ANALYSIS``)
+ANALYSIS_TABLES = tuple(table.name for table in T.ANALYSIS)
 
 
 @dataclass
@@ -101,7 +99,7 @@ def run(ctx: StepContext, params: Params) -> AnalysisReport:
     def write(table: str, df: DataFrame) -> None:
         if built(table):
             return
-        lake.overwrite(table, df, built_from=report.inputs)
+        T.declaration(table).overwrite(lake, df, built_from=report.inputs)
         report.rows[table] = lake.rows_written(table)
         log.info("analyze: wrote %s (%d rows)", table, report.rows[table])
 
@@ -180,6 +178,6 @@ Params = NoParams
 STEP = Step(
     name="analyze", help="indexes, host/domain graphs, domain authority, link farms, syndication networks and "
                          "page flags", params=Params, run=run,
-    reads=(S.PAGES_TABLE, S.LINKS_TABLE, S.PAGERANK_TABLE), writes=tuple(ANALYSIS_TABLES),
+    reads=(T.PAGES, T.LINKS, T.PAGERANK), writes=T.ANALYSIS,
     after=("ingest",), for_run=no_params, then=("flags",),
 )

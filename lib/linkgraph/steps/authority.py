@@ -88,5 +88,5 @@ def run(ctx: StepContext, params: Params) -> AuthorityReport:
 
 STEP = Step(
     name="import-authority", help="import external domain authority into `external_authority`", params=Params,
-    run=run, writes=(S.EXTERNAL_AUTHORITY_TABLE, S.REJECTS_TABLE),
+    run=run, writes=(T.EXTERNAL_AUTHORITY, T.REJECTS),
 )

@@ -21,6 +21,7 @@ from pyspark.sql import functions as F
 from linkgraph.errors import UsageError
 from linkgraph.graph.levelgraph import DST, NAME, NODE_ID, SRC, level_graph, required_tables
 from linkgraph.lake import schemas as S
+from linkgraph.lake import tables as T
 from linkgraph.lake.context import Report, StepContext
 from linkgraph.lake.ids import number_in_order
 from linkgraph.rank.engine import BlockEngine, RankParams
@@ -82,13 +83,13 @@ def _run(ctx: StepContext, level: str) -> CentralityReport:
                             single_task=rc.single_task)
         ranked = BlockEngine(ctx.spark, params).run(RankGraph(vertices=None, edges=edges.select(SRC, DST), n=graph.n))
         rows = centrality_rows(vertices, balls.harmonic, ranked.ranks, level, balls.iterations, ctx.run_id)
-        lake.overwrite(S.CENTRALITY_TABLES[level], rows)
+        T.CENTRALITY[level].overwrite(lake, rows)
         report.iterations, report.converged, report.history = balls.iterations, balls.converged, balls.history
     finally:
         edges.unpersist()
         vertices.unpersist()
     report.seconds = ctx.elapsed()
-    lake.append(S.CENTRALITY_RUNS_TABLE, ctx.spark.createDataFrame([_run_row(ctx, report)], S.CENTRALITY_RUNS))
+    T.CENTRALITY_RUNS.append(lake, ctx.spark.createDataFrame([_run_row(ctx, report)], S.CENTRALITY_RUNS))
     log.info(report.summary())
     return report
 
@@ -158,7 +159,7 @@ def run(ctx: StepContext, params: Params) -> CentralityReport:
 STEP = Step(
     name="centrality", help="harmonic centrality (HyperBall) and PageRank of the host, domain or page graph into "
                             "<level>_centrality", params=Params, run=run,
-    reads=(S.PAGES_TABLE, S.LINKS_TABLE, S.HOSTS_TABLE, S.HOST_LINKS_TABLE, S.DOMAINS_TABLE, S.DOMAIN_LINKS_TABLE),
-    writes=(S.HOST_CENTRALITY_TABLE, S.DOMAIN_CENTRALITY_TABLE, S.PAGE_CENTRALITY_TABLE, S.CENTRALITY_RUNS_TABLE),
+    reads=(T.PAGES, T.LINKS, T.HOSTS, T.HOST_LINKS, T.DOMAINS, T.DOMAIN_LINKS),
+    writes=(*T.CENTRALITY.values(), T.CENTRALITY_RUNS),
     after=("analyze",),
 )

@@ -33,8 +33,8 @@ from linkgraph.steps.registry import NoParams, Step, no_params
 
 log = logging.getLogger(__name__)
 
-TABLES = (S.LINKS_COMPRESSED_FORWARD_TABLE, S.LINKS_COMPRESSED_REVERSE_TABLE, S.LINKS_COMPRESSED_OFFSETS_TABLE,
-          S.LINKS_COMPRESSED_ORDER_TABLE)
+# the names of the tables ``compress`` writes (declared in ``linkgraph.lake.tables.COMPRESSED``)
+TABLES = tuple(table.name for table in T.COMPRESSED)
 DIRECTIONS = ((S.FORWARD, S.LINKS_COMPRESSED_FORWARD_TABLE), (S.REVERSE, S.LINKS_COMPRESSED_REVERSE_TABLE))
 
 
@@ -161,7 +161,7 @@ def _write_blocks(ctx: StepContext, table: str, rows: DataFrame) -> None:
     properties ``CB.LAYOUT_PROPERTIES`` set on a table that lacks them (made by an older version)."""
     lake = ctx.lake
     with _one_row_per_file(ctx):
-        lake.overwrite(table, rows)
+        T.declaration(table).overwrite(lake, rows)
     properties = lake.delta_table(table).detail().select("properties").first()
     current = (properties["properties"] if properties is not None else None) or {}
     missing = {k: v for k, v in CB.LAYOUT_PROPERTIES.items() if current.get(k) != v}
@@ -214,8 +214,6 @@ Params = NoParams
 
 STEP = Step(
     name="compress", help="Boldi-Vigna compressed forward and reverse link graphs of the lake's links",
-    params=Params, run=run, reads=(S.PAGES_TABLE, S.LINKS_TABLE),
-    writes=(S.LINKS_COMPRESSED_FORWARD_TABLE, S.LINKS_COMPRESSED_REVERSE_TABLE, S.LINKS_COMPRESSED_OFFSETS_TABLE,
-            S.LINKS_COMPRESSED_ORDER_TABLE, S.REJECTS_TABLE),
+    params=Params, run=run, reads=(T.PAGES, T.LINKS), writes=(*T.COMPRESSED, T.REJECTS),
     after=("ingest", "reward"), for_run=no_params,
 )

@@ -39,6 +39,7 @@ from linkgraph.errors import UsageError
 from linkgraph.graph.levelgraph import DST, NAME, NODE_ID, SRC, LevelGraph, level_graph, required_tables
 from linkgraph.lake import paths
 from linkgraph.lake import schemas as S
+from linkgraph.lake import tables as T
 from linkgraph.lake.context import Report, StepContext
 from linkgraph.steps.registry import Step, option
 
@@ -213,7 +214,6 @@ def _output_directory(params: Params) -> Params:
 STEP = Step(
     name="export", help="the host or domain graph in Common Crawl's layout or as a BVGraph, with a Common Crawl "
                         "rank file", params=Params, run=run,
-    reads=(S.HOSTS_TABLE, S.HOST_LINKS_TABLE, S.DOMAINS_TABLE, S.DOMAIN_LINKS_TABLE, S.HOST_CENTRALITY_TABLE,
-           S.DOMAIN_CENTRALITY_TABLE),
+    reads=(T.HOSTS, T.HOST_LINKS, T.DOMAINS, T.DOMAIN_LINKS, T.HOST_CENTRALITY, T.DOMAIN_CENTRALITY),
     after=("analyze",), prepare=_output_directory,
 )

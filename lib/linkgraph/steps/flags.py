@@ -19,11 +19,12 @@ from pyspark.sql import functions as F
 from linkgraph.graph import domains as D
 from linkgraph.graph import spam as SP
 from linkgraph.lake import schemas as S
+from linkgraph.lake import tables as T
 from linkgraph.lake.config import Config
 from linkgraph.lake.context import Report, StepContext
 from linkgraph.lake.delta import Lake
 from linkgraph.lake.rows import one_row
-from linkgraph.lake.tables import latest_rank_run_id, replace_run
+from linkgraph.lake.tables import latest_rank_run_id
 from linkgraph.steps.registry import NoParams, Step, no_params
 
 log = logging.getLogger(__name__)
@@ -79,8 +80,8 @@ def _write_domain_spam(lake: Lake, config: Config, page_spam: DataFrame, pages: 
         return
     spam = SP.domain_spam(page_spam, D.page_nodes(pages), config.analysis.spam_mass_threshold)
     domains = SP.with_domain_spam(lake.read(S.DOMAINS_TABLE), spam)
-    lake.overwrite(S.DOMAINS_TABLE, domains.repartitionByRange(S.DOMAIN).sortWithinPartitions(S.DOMAIN),
-                   built_from=lake.built_from(S.DOMAINS_TABLE))
+    T.DOMAINS.overwrite(lake, domains.repartitionByRange(S.DOMAIN).sortWithinPartitions(S.DOMAIN),
+                        built_from=lake.built_from(S.DOMAINS_TABLE))
 
 
 def flags_inputs(lake: Lake, config: Config, rank_run_id: str) -> str:
@@ -116,7 +117,7 @@ def run(ctx: StepContext, params: Params) -> FlagsReport:
     if has_trust_vector(lake, rank_run_id):
         trust = lake.read(S.PAGERANK_TABLE).where(F.col(S.VECTOR_ID) == 1)
         spam = SP.page_spam(ranks, trust, config.analysis.spam_mass_threshold, config.analysis.good_fraction)
-    replace_run(lake, S.PAGE_FLAGS_TABLE, SP.with_page_spam(flags, spam), rank_run_id, built_from=inputs)
+    T.PAGE_FLAGS.replace_run(lake, SP.with_page_spam(flags, spam), rank_run_id, inputs, config.retention)
     if spam is not None:
         _write_domain_spam(lake, config, lake.read(S.PAGE_FLAGS_TABLE).where(F.col(S.RUN_ID) == rank_run_id), pages)
     counts = one_row(lake.read(S.PAGE_FLAGS_TABLE).where(F.col(S.RUN_ID) == rank_run_id).agg(
@@ -137,6 +138,6 @@ Params = NoParams
 STEP = Step(
     name="flags", help="page flags (important, orphan, link farm, syndication, spam mass) of the latest rank run",
     params=Params, run=run,
-    reads=(S.PAGES_TABLE, S.LINKS_TABLE, S.PAGERANK_TABLE, S.LINK_FARMS_TABLE, S.SYNDICATION_NETWORKS_TABLE),
-    writes=(S.PAGE_FLAGS_TABLE, S.DOMAINS_TABLE), after=("analyze", "pagerank", "reward"), for_run=no_params, tasks=(),
+    reads=(T.PAGES, T.LINKS, T.PAGERANK, T.RANK_RUNS, T.LINK_FARMS, T.SYNDICATION_NETWORKS, T.DOMAINS),
+    writes=(T.PAGE_FLAGS, T.DOMAINS), after=("analyze", "pagerank", "reward"), for_run=no_params, tasks=(),
 )

@@ -22,6 +22,7 @@ from linkgraph.inputs import readers
 from linkgraph.inputs.crawl import load as crawl
 from linkgraph.inputs.edges import IngestReport, ingest_arcs, ingest_edges
 from linkgraph.lake import schemas as S
+from linkgraph.lake import tables as T
 from linkgraph.lake.config import Config
 from linkgraph.lake.context import StepContext
 from linkgraph.lake.delta import Lake
@@ -133,7 +134,7 @@ def _for_run(plan: RunPlan, config: Config) -> Params:
 
 STEP = Step(
     name="ingest", help="upsert crawl edge records into pages/links/rejects", params=Params, run=run,
-    reads=(), writes=(S.PAGES_TABLE, S.LINKS_TABLE, S.REJECTS_TABLE, S.PAGE_SIGNALS_TABLE),
+    reads=(T.PAGES, T.LINKS), writes=(T.PAGES, T.LINKS, T.REJECTS, T.PAGE_SIGNALS),
     for_run=_for_run, prepare=_with_format,
     tasks=(Task("ingest", ("--input", "{param:input_root}/{ds}", "--format", "{param:input_format}")),),
 )

@@ -19,6 +19,7 @@ from pyspark.sql import functions as F
 from linkgraph.errors import EmptyTeleportError, MissingTableError
 from linkgraph.inputs import readers
 from linkgraph.lake import schemas as S
+from linkgraph.lake import tables
 from linkgraph.lake.config import Config
 from linkgraph.lake.context import Report, StepContext
 from linkgraph.lake.delta import Lake
@@ -114,7 +115,7 @@ def _run(ctx: StepContext, personalization: PersonalizationSpec | None = None,
     report = RankRunReport(ctx.run_id, rc.engine, result.iterations, result.converged, n_vectors, graph.n,
                            graph.n_edges, result.history[-1].l1 if result.history else None, ctx.elapsed(),
                            result.resumed_from)
-    lake.append(S.RANK_RUNS_TABLE, ctx.spark.createDataFrame(
+    tables.RANK_RUNS.append(lake, ctx.spark.createDataFrame(
         [_run_row(ctx, report, personalization, initial is not None, graph_version, result)], S.RANK_RUNS))
     log.info(report.summary())
     for cached in (graph.edges, graph.vertices, teleport):
@@ -202,7 +203,7 @@ def _rank(ctx: StepContext, graph: RankGraph, params: RankParams, teleport: Data
     else:
         result = graphframes_pagerank(graph, params, teleport, progress=_log_iteration)
     pages = lake.read(S.PAGES_TABLE)
-    lake.overwrite(S.PAGERANK_TABLE, page_ranks(result.ranks, graph.page_vertices, pages, ctx.run_id))
+    tables.PAGERANK.overwrite(lake, page_ranks(result.ranks, graph.page_vertices, pages, ctx.run_id))
     if state is not None:
         state.clear()
     return result
@@ -264,8 +265,8 @@ def _for_run(plan: RunPlan, config: Config) -> Params:
 
 STEP = Step(
     name="pagerank", help="PageRank / topic-sensitive PageRank over the lake's links", params=Params, run=run,
-    reads=(S.PAGES_TABLE, S.LINKS_TABLE, S.RANK_STATE_TABLE), writes=(S.PAGERANK_TABLE, S.RANK_RUNS_TABLE,
-                                                                      S.RANK_STATE_TABLE),
+    reads=(tables.PAGES, tables.LINKS, tables.RANK_STATE, tables.PAGERANK),
+    writes=(tables.PAGERANK, tables.RANK_RUNS, tables.RANK_STATE),
     after=("analyze",), for_run=_for_run,
     tasks=(Task("pagerank", ("--warm-start",)), Task("personalized_pagerank", ("--topic", "{param:topic}"))),
 )

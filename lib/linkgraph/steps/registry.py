@@ -2,8 +2,10 @@
 
 A step is a ``Step``: its name (the ``linkgraph`` subcommand), a help line, a parameters dataclass
 whose fields become the subcommand's flags (``option``) and, where a field names one, config
-overrides, the tables it reads and writes, the steps it runs after, and ``run(ctx, params) ->
-Report``.  Each step module declares its own ``STEP``; ``Registry.default()`` collects the
+overrides, the tables it reads and writes (their declarations, ``linkgraph.lake.tables.Table``), the
+steps it runs after, and ``run(ctx, params) -> Report``.  A step never runs another step: its
+subcommand may chain steps around it (``before``, ``then``), ``linkgraph run`` orders them by
+``after``.  Each step module declares its own ``STEP``; ``Registry.default()`` collects the
 ``STEP`` of every module of ``linkgraph.steps``, so adding a step touches its module alone.
 
 Derived from the registry: the CLI's step subcommands (``add_subcommands``), the order of
@@ -28,6 +30,11 @@ from linkgraph.lake.config import Config
 
 if TYPE_CHECKING:
     from linkgraph.lake.context import Report, StepContext
+    from linkgraph.lake.tables import Table
+
+    # a table a step reads or writes: its declaration (a name is accepted while every step moves to
+    # declarations; ``str()`` of either is the table's name)
+    TableRef = Table | str
 
 P = TypeVar("P")
 
@@ -96,17 +103,24 @@ class Step(Generic[P]):
     help: str
     params: type[P]
     run: Callable[[StepContext, P], Report]
-    reads: tuple[str, ...] = ()
-    writes: tuple[str, ...] = ()
+    reads: tuple[TableRef, ...] = ()
+    writes: tuple[TableRef, ...] = ()
     after: tuple[str, ...] = ()
     for_run: ForRun | None = None          # None: not part of `linkgraph run`
     tasks: tuple[Task, ...] | None = None  # None: one task named after the step when in the pipeline
     prepare: Callable[[P], P] | None = None   # checks and completes the parameters before Spark starts
     then: tuple[str, ...] = ()             # steps the subcommand runs after this one (analyze -> flags)
+    before: tuple[str, ...] = ()           # steps the subcommand runs before this one (flags -> scores)
 
     @property
     def in_pipeline(self) -> bool:
         return self.for_run is not None
+
+    def tables_read(self) -> list[str]:
+        return [str(t) for t in self.reads]
+
+    def tables_written(self) -> list[str]:
+        return [str(t) for t in self.writes]
 
     def deploy_tasks(self) -> tuple[Task, ...]:
         if self.tasks is not None:

@@ -1,9 +1,10 @@
-"""``linkgraph scores``: page flags of the latest rank run (``steps.flags``), seed scores with
-their scope decision (one row per page per run in ``seed_scores``) and the current ``frontier``.
+"""``linkgraph scores``: seed scores with their scope decision (one row per page per run in
+``seed_scores``) and the current ``frontier``.
 
-Needs ``scores.seeds`` (or ``seeds``); uses domain analysis, sitemaps, external authority and
-rank/reward scores where those tables exist.  Nothing is written when every output records the
-current inputs.
+Needs ``scores.seeds`` (or ``seeds``); uses domain analysis, sitemaps, external authority, the
+page flags ``flags`` wrote (it runs after ``flags``; the ``scores`` subcommand runs ``flags``
+first, ``Step.before``) and rank/reward scores where those tables exist.  Nothing is written when
+every output records the current inputs.
 """
 
 from __future__ import annotations
@@ -21,13 +22,13 @@ from linkgraph.errors import ScoresError
 from linkgraph.graph import domains as D
 from linkgraph.graph import scoring as SC
 from linkgraph.lake import schemas as S
+from linkgraph.lake import tables as T
 from linkgraph.lake.config import Config
 from linkgraph.lake.context import Report, StepContext
 from linkgraph.lake.delta import Lake
 from linkgraph.lake.ids import number_in_order
 from linkgraph.lake.rows import one_row
-from linkgraph.lake.tables import latest_rank_run_id, replace_run
-from linkgraph.steps import flags
+from linkgraph.lake.tables import latest_rank_run_id
 from linkgraph.steps.registry import RunPlan, Step, option
 from linkgraph.urls import CanonicalUrl, canonical_seed_urls, reverse_host
 
@@ -64,7 +65,7 @@ class ScoresReport(Report):
 def scores_inputs(lake: Lake, config: Config, rank_run_id: str | None) -> str:
     tables = (S.PAGES_TABLE, S.LINKS_TABLE, S.SITEMAPS_TABLE, S.DOMAIN_AUTHORITY_TABLE, S.DOMAIN_LINKS_TABLE,
               S.EXTERNAL_AUTHORITY_TABLE, S.LINK_FARMS_TABLE, S.SYNDICATION_NETWORKS_TABLE, S.PAGE_SIGNALS_TABLE,
-              S.REWARD_SCORES_TABLE)
+              S.REWARD_SCORES_TABLE, S.PAGE_FLAGS_TABLE)
     inputs: dict[str, object] = {table: lake.version(table) for table in tables}
     inputs.update({S.PAGERANK_TABLE: rank_run_id, "scores": dataclasses.asdict(config.scores),
                    "important_sigmas": config.analysis.important_sigmas})
@@ -78,7 +79,7 @@ def _run(ctx: StepContext, seeds: list[str] | None = None) -> ScoresReport:
     if not seeds:
         raise ScoresError("scores.seeds is empty: hop depth, scope and the frontier are measured from seed URLs")
     canonical = canonical_seed_urls(seeds, "scores.seeds")
-    flags_run = flags.run(ctx.next_step(), flags.Params()).rank_run
+    flags_run = flags_of_rank_run(lake)
     seed_urls = sorted(str(s.url) for s in canonical)
     inputs = scores_inputs(lake, ctx.config, latest_rank_run_id(lake)) + f" seeds={seed_urls}"
     if all(lake.built_from(table) == inputs for table in (S.SEED_SCORES_TABLE, S.FRONTIER_TABLE)):
@@ -90,11 +91,11 @@ def _run(ctx: StepContext, seeds: list[str] | None = None) -> ScoresReport:
     seed_pages = _seed_pages(pages, canonical, report)
     try:
         seed_scores = _seed_scores(ctx, canonical, seed_pages, pages, links, nodes, optional, report)
-        replace_run(lake, S.SEED_SCORES_TABLE, seed_scores, ctx.run_id, built_from=inputs)
+        T.SEED_SCORES.replace_run(lake, seed_scores, ctx.run_id, inputs, ctx.config.retention)
         this_run = lake.read(S.SEED_SCORES_TABLE).where(F.col(S.RUN_ID) == ctx.run_id)
         counts = one_row(this_run.agg(F.count("*").alias("pages"), F.count_if(S.IN_SCOPE).alias("in_scope")))
         report.pages, report.in_scope = counts["pages"], counts["in_scope"]
-        lake.overwrite(S.FRONTIER_TABLE, _frontier(ctx, this_run, pages, links, optional), built_from=inputs)
+        T.FRONTIER.overwrite(lake, _frontier(ctx, this_run, pages, links, optional), built_from=inputs)
         report.frontier = lake.read(S.FRONTIER_TABLE).count()
     finally:
         seed_pages.unpersist()
@@ -102,6 +103,15 @@ def _run(ctx: StepContext, seeds: list[str] | None = None) -> ScoresReport:
     report.seconds = ctx.elapsed()
     log.info(report.summary())
     return report
+
+
+def flags_of_rank_run(lake: Lake) -> str | None:
+    """The latest rank run when ``page_flags`` holds its flags (written by ``flags``), else None."""
+    rank_run_id = latest_rank_run_id(lake)
+    if rank_run_id is None or not lake.exists(S.PAGE_FLAGS_TABLE):
+        return None
+    flagged = lake.read(S.PAGE_FLAGS_TABLE).where(F.col(S.RUN_ID) == rank_run_id).limit(1).count()
+    return rank_run_id if flagged else None
 
 
 def _seed_pages(pages: DataFrame, seeds: list[CanonicalUrl], report: ScoresReport) -> DataFrame:
@@ -205,7 +215,8 @@ def _for_run(plan: RunPlan, config: Config) -> Params | str:
 
 STEP = Step(
     name="scores", help="page flags, seed scores, scope decisions and the crawl frontier", params=Params, run=run,
-    reads=(S.PAGES_TABLE, S.LINKS_TABLE, *OPTIONAL_INPUTS), writes=(S.PAGE_FLAGS_TABLE, S.SEED_SCORES_TABLE,
-                                                                    S.FRONTIER_TABLE),
-    after=("flags", "reward", "ingest-sitemaps"), for_run=_for_run,
+    reads=(T.PAGES, T.LINKS, T.PAGE_FLAGS, T.PAGERANK, T.RANK_RUNS, T.REWARD_SCORES,
+           *(T.declaration(t) for t in OPTIONAL_INPUTS)),
+    writes=(T.SEED_SCORES, T.FRONTIER), after=("flags", "reward", "ingest-sitemaps"), for_run=_for_run,
+    before=("flags",),
 )

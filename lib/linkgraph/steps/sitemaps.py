@@ -137,5 +137,5 @@ def _for_run(plan: RunPlan, config: Config) -> Params | None:
 STEP = Step(
     name="ingest-sitemaps", params=Params,
     help="upsert sitemap entries (XML, indexes, text, RSS/Atom; plain or gzipped) into `sitemaps`",
-    run=run, reads=(), writes=(S.SITEMAPS_TABLE, S.REJECTS_TABLE), after=("ingest",), for_run=_for_run, tasks=(),
+    run=run, reads=(), writes=(T.SITEMAPS, T.REJECTS), after=("ingest",), for_run=_for_run, tasks=(),
 )
