@@ -6,7 +6,8 @@ Each killed job runs ``python -m linkgraph.cli`` in its own process and starts i
 these tests cost about a Spark start per kill; the re-runs use the test session.  The multi-table
 steps that follow ingest (analyze and compress here, the reward run's prune and its undo in
 tests/test_reward.py) die in-process instead, right after each of their commits in turn, through
-the same crash hook (``LINKGRAPH_CRASH_AFTER_COMMITS``) that SIGKILLs the ingest job above.
+the same crash hook (tests/crash_hook.py, ``LINKGRAPH_CRASH_AFTER_COMMITS``) that SIGKILLs the
+ingest job above, launched through tests/crash_launch.py.
 """
 
 from __future__ import annotations
@@ -18,10 +19,11 @@ from pathlib import Path
 from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
 
+from crash_hook import CRASH_AFTER_COMMITS, CRASH_HOOK, LAUNCHER, SimulatedCrash, arm
 from linkgraph import schemas as S
 from linkgraph.cli import main
 from linkgraph.config import load_config
-from linkgraph.io.delta import CRASH_AFTER_COMMITS, Lake
+from linkgraph.io.delta import Lake
 from reliability_support import (
     CliProcess,
     check_every_version,
@@ -80,8 +82,8 @@ def test_killed_ingest_leaves_complete_versions_and_rerun_matches_uninterrupted(
     check_core_tables_complete(spark, lake_dir)
 
     # Kill 2: once links are committed, before the rejects MERGE: the job SIGKILLs its own process
-    # group right after its links commit (the crash hook of linkgraph.io.delta).
-    job = CliProcess(args, tmp_path / "kill2.log", env={CRASH_AFTER_COMMITS: S.LINKS_TABLE})
+    # group right after its links commit (the crash hook, installed by the launcher).
+    job = CliProcess(args, tmp_path / "kill2.log", env={CRASH_AFTER_COMMITS: S.LINKS_TABLE}, launcher=LAUNCHER)
     assert job.wait() == -signal.SIGKILL, job.output()[-3000:]
     assert committed(lake_dir / S.LINKS_TABLE, 1) and "crash hook: stopping after commit" in job.output()
     checked = check_core_tables_complete(spark, lake_dir)
@@ -158,7 +160,7 @@ def test_killed_pagerank_resumes_from_its_checkpoint_with_the_same_ranks(spark, 
 def test_analyze_and_compress_killed_after_each_commit_end_as_the_uninterrupted_run(spark, sample_lake, tmp_path,
                                                                                     monkeypatch):
     """``analyze`` and ``compress`` on a copy of the sample lake without their tables, each dying
-    right after every one of its commits in turn (the crash hook of ``linkgraph.io.delta`` in
+    right after every one of its commits in turn (the crash hook of tests/crash_hook.py in
     raise mode: only ``finally`` blocks run on the way out, none writes a table, so each crash
     leaves what a SIGKILL there would), re-run until one attempt finishes.  Each table is written
     once, from the recorded input versions (every crash state mixes no versions), and the tables
@@ -169,7 +171,6 @@ def test_analyze_and_compress_killed_after_each_commit_end_as_the_uninterrupted_
     commit i: a chain covers every boundary (a step resumes from the tables alone)."""
     from delta.tables import DeltaTable
 
-    from linkgraph.io.delta import CRASH_AFTER_COMMITS, CRASH_HOOK, SimulatedCrash
     from linkgraph.steps import analyze, compress
     from linkgraph.steps.context import StepContext
 
@@ -191,8 +192,7 @@ def test_analyze_and_compress_killed_after_each_commit_end_as_the_uninterrupted_
     for step, tables in steps:
         crashed = []
         while True:
-            monkeypatch.setenv(CRASH_AFTER_COMMITS, "1:raise")
-            CRASH_HOOK.reset()
+            arm(monkeypatch, "1:raise")
             try:
                 step.run(StepContext.create(spark, config), step.Params())
                 break
