@@ -214,3 +214,40 @@ def test_analyze_and_compress_killed_after_each_commit_end_as_the_uninterrupted_
         if table == S.DOMAIN_AUTHORITY_TABLE:
             got, expected = got.drop(S.RUN_ID), expected.drop(S.RUN_ID)
         assertDataFrameEqual(got, expected)
+
+
+def _comparable(df):
+    """``df`` without what differs between two runs of the same computation: run ids, times."""
+    from pyspark.sql.types import TimestampType
+
+    return df.select(*[f.name for f in df.schema.fields if f.name not in (S.RUN_ID, "discovered_run_id", "seconds")
+                       and not isinstance(f.dataType, TimestampType)])
+
+
+def test_killed_reward_rerun_without_run_id_equals_a_clean_run(spark, tmp_path, capsys):
+    """``linkgraph reward`` in its own process, SIGKILLed right after it replaced ``reward_scores``
+    (the crash hook through tests/crash_launch.py); ``linkgraph reward`` again, without
+    ``--run-id``: the rerun takes over the killed run's lease at once (its process is gone) and
+    completes that run instead of applying new rounds on top of its scores.  Every table equals
+    the one a clean run writes on a lake built the same way."""
+    reward = {"seeds": ["http://www.site0.com/p0", "http://www.site5.com/p3"], "rounds": 3}
+    source = write_jsonl(tmp_path / "crawl.jsonl", crawl_records())
+    lakes = {name: tmp_path / name for name in ("killed", "clean")}
+    confs = {name: write_conf(tmp_path / f"{name}.yaml", lake, reward=reward) for name, lake in lakes.items()}
+    for name in lakes:
+        ingest_step(spark, load_config(confs[name]), source, "jsonl")
+    assert main(["reward", "--conf", str(confs["clean"])]) == 0
+
+    job = CliProcess(["reward", "--conf", str(confs["killed"])], tmp_path / "kill.log",
+                     env={CRASH_AFTER_COMMITS: S.REWARD_SCORES_TABLE}, launcher=LAUNCHER)
+    assert job.wait() == -signal.SIGKILL, job.output()[-3000:]
+    assert (lakes["killed"] / "_leases" / "reward.json").exists()   # left by the killed run
+    capsys.readouterr()
+    assert main(["reward", "--conf", str(confs["killed"])]) == 0
+    assert "had not finished: completed it instead of starting run" in capsys.readouterr().out
+
+    lake = spark.read.format("delta")
+    for table in (S.PAGES_TABLE, S.LINKS_TABLE, S.STEP_RUNS_TABLE, S.REWARD_SCORES_TABLE, S.PRUNED_PAGES_TABLE,
+                  S.REWARD_RUNS_TABLE):
+        got, expected = (lake.load(str(lakes[name] / table)) for name in ("killed", "clean"))
+        assertDataFrameEqual(_comparable(got), _comparable(expected), rtol=1e-12)
