@@ -45,13 +45,15 @@ def write_conf(path: Path, lake: Path, **sections) -> Path:
 
 class CliProcess:
     """``python -m linkgraph.cli ARGS`` in a new session (so the JVM and Python workers it starts
-    are in its process group), output to ``log``."""
+    are in its process group), output to ``log``; ``launcher`` replaces ``python -m linkgraph.cli``
+    (e.g. ``crash_hook.LAUNCHER``, which installs the crash hook first)."""
 
-    def __init__(self, args: list[str], log: Path, env: dict[str, str] | None = None):
+    def __init__(self, args: list[str], log: Path, env: dict[str, str] | None = None,
+                 launcher: list[str] | None = None):
         self.log = log
         env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYSPARK_PYTHON": sys.executable, **(env or {})}
         with open(log, "wb") as out:
-            self.proc = subprocess.Popen([sys.executable, "-m", "linkgraph.cli", *args], stdout=out,
+            self.proc = subprocess.Popen([*(launcher or [sys.executable, "-m", "linkgraph.cli"]), *args], stdout=out,
                                          stderr=subprocess.STDOUT, env=env, start_new_session=True)
 
     def output(self) -> str:

@@ -6,7 +6,8 @@ Each killed job runs ``python -m linkgraph.cli`` in its own process and starts i
 these tests cost about a Spark start per kill; the re-runs use the test session.  The multi-table
 steps that follow ingest (analyze and compress here, the reward run's prune and its undo in
 tests/test_reward.py) die in-process instead, right after each of their commits in turn, through
-the same crash hook (``LINKGRAPH_CRASH_AFTER_COMMITS``) that SIGKILLs the ingest job above.
+the same crash hook (tests/crash_hook.py, ``LINKGRAPH_CRASH_AFTER_COMMITS``) that SIGKILLs the
+ingest job above, launched through tests/crash_launch.py.
 """
 
 from __future__ import annotations
@@ -18,10 +19,12 @@ from pathlib import Path
 from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
 
+from crash_hook import CRASH_AFTER_COMMITS, CRASH_HOOK, LAUNCHER, SimulatedCrash, arm
 from linkgraph.cli import main
 from linkgraph.lake import schemas as S
 from linkgraph.lake.config import load_config
-from linkgraph.lake.delta import CRASH_AFTER_COMMITS, Lake
+from linkgraph.lake.context import StepContext
+from linkgraph.lake.delta import Lake
 from reliability_support import (
     CliProcess,
     check_every_version,
@@ -80,8 +83,8 @@ def test_killed_ingest_leaves_complete_versions_and_rerun_matches_uninterrupted(
     check_core_tables_complete(spark, lake_dir)
 
     # Kill 2: once links are committed, before the rejects MERGE: the job SIGKILLs its own process
-    # group right after its links commit (the crash hook of linkgraph.lake.delta).
-    job = CliProcess(args, tmp_path / "kill2.log", env={CRASH_AFTER_COMMITS: S.LINKS_TABLE})
+    # group right after its links commit (the crash hook, installed by the launcher).
+    job = CliProcess(args, tmp_path / "kill2.log", env={CRASH_AFTER_COMMITS: S.LINKS_TABLE}, launcher=LAUNCHER)
     assert job.wait() == -signal.SIGKILL, job.output()[-3000:]
     assert committed(lake_dir / S.LINKS_TABLE, 1) and "crash hook: stopping after commit" in job.output()
     checked = check_core_tables_complete(spark, lake_dir)
@@ -158,7 +161,7 @@ def test_killed_pagerank_resumes_from_its_checkpoint_with_the_same_ranks(spark, 
 def test_analyze_and_compress_killed_after_each_commit_end_as_the_uninterrupted_run(spark, sample_lake, tmp_path,
                                                                                     monkeypatch):
     """``analyze`` and ``compress`` on a copy of the sample lake without their tables, each dying
-    right after every one of its commits in turn (the crash hook of ``linkgraph.lake.delta`` in
+    right after every one of its commits in turn (the crash hook of tests/crash_hook.py in
     raise mode: only ``finally`` blocks run on the way out, none writes a table, so each crash
     leaves what a SIGKILL there would), re-run until one attempt finishes.  Each table is written
     once, from the recorded input versions (every crash state mixes no versions), and the tables
@@ -169,8 +172,6 @@ def test_analyze_and_compress_killed_after_each_commit_end_as_the_uninterrupted_
     commit i: a chain covers every boundary (a step resumes from the tables alone)."""
     from delta.tables import DeltaTable
 
-    from linkgraph.lake.context import StepContext
-    from linkgraph.lake.delta import CRASH_AFTER_COMMITS, CRASH_HOOK, SimulatedCrash
     from linkgraph.steps import analyze, compress
 
     steps = ((analyze, analyze.ANALYSIS_TABLES), (compress, compress.TABLES))
@@ -191,8 +192,7 @@ def test_analyze_and_compress_killed_after_each_commit_end_as_the_uninterrupted_
     for step, tables in steps:
         crashed = []
         while True:
-            monkeypatch.setenv(CRASH_AFTER_COMMITS, "1:raise")
-            CRASH_HOOK.reset()
+            arm(monkeypatch, "1:raise")
             try:
                 step.run(StepContext.create(spark, config), step.Params())
                 break
@@ -214,3 +214,40 @@ def test_analyze_and_compress_killed_after_each_commit_end_as_the_uninterrupted_
         if table == S.DOMAIN_AUTHORITY_TABLE:
             got, expected = got.drop(S.RUN_ID), expected.drop(S.RUN_ID)
         assertDataFrameEqual(got, expected)
+
+
+def _comparable(df):
+    """``df`` without what differs between two runs of the same computation: run ids, times."""
+    from pyspark.sql.types import TimestampType
+
+    return df.select(*[f.name for f in df.schema.fields if f.name not in (S.RUN_ID, "discovered_run_id", "seconds")
+                       and not isinstance(f.dataType, TimestampType)])
+
+
+def test_killed_reward_rerun_without_run_id_equals_a_clean_run(spark, tmp_path, capsys):
+    """``linkgraph reward`` in its own process, SIGKILLed right after it replaced ``reward_scores``
+    (the crash hook through tests/crash_launch.py); ``linkgraph reward`` again, without
+    ``--run-id``: the rerun takes over the killed run's lease at once (its process is gone) and
+    completes that run instead of applying new rounds on top of its scores.  Every table equals
+    the one a clean run writes on a lake built the same way."""
+    reward = {"seeds": ["http://www.site0.com/p0", "http://www.site5.com/p3"], "rounds": 3}
+    source = write_jsonl(tmp_path / "crawl.jsonl", crawl_records())
+    lakes = {name: tmp_path / name for name in ("killed", "clean")}
+    confs = {name: write_conf(tmp_path / f"{name}.yaml", lake, reward=reward) for name, lake in lakes.items()}
+    for name in lakes:
+        ingest_step(spark, load_config(confs[name]), source, "jsonl")
+    assert main(["reward", "--conf", str(confs["clean"])]) == 0
+
+    job = CliProcess(["reward", "--conf", str(confs["killed"])], tmp_path / "kill.log",
+                     env={CRASH_AFTER_COMMITS: S.REWARD_SCORES_TABLE}, launcher=LAUNCHER)
+    assert job.wait() == -signal.SIGKILL, job.output()[-3000:]
+    assert (lakes["killed"] / "_leases" / "reward.json").exists()   # left by the killed run
+    capsys.readouterr()
+    assert main(["reward", "--conf", str(confs["killed"])]) == 0
+    assert "had not finished: completed it instead of starting run" in capsys.readouterr().out
+
+    lake = spark.read.format("delta")
+    for table in (S.PAGES_TABLE, S.LINKS_TABLE, S.STEP_RUNS_TABLE, S.REWARD_SCORES_TABLE, S.PRUNED_PAGES_TABLE,
+                  S.REWARD_RUNS_TABLE):
+        got, expected = (lake.load(str(lakes[name] / table)) for name in ("killed", "clean"))
+        assertDataFrameEqual(_comparable(got), _comparable(expected), rtol=1e-12)

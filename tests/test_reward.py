@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
 
+import crash_hook
 from linkgraph.lake import schemas as S
 from linkgraph.lake.config import Config, ConfigError, TermRule, config_from_dict
 from linkgraph.rank import reward as R
@@ -346,13 +347,10 @@ def _small_lake(spark, lake_dir) -> None:
 
 
 def _crash_after(monkeypatch, commits: int) -> None:
-    """The next step dies right after its ``commits``-th Delta commit (the crash hook of
-    ``linkgraph.lake.delta`` in raise mode: only ``finally`` blocks run, none writes a table, so the
-    lake is what a SIGKILL there leaves; tests/test_crash_safety.py kills a real process with it)."""
-    from linkgraph.lake import delta
-
-    monkeypatch.setenv(delta.CRASH_AFTER_COMMITS, f"{commits}:raise")
-    delta.CRASH_HOOK.reset()
+    """The next step dies right after its ``commits``-th Delta commit (tests/crash_hook.py in raise
+    mode: only ``finally`` blocks run, none writes a table, so the lake is what a SIGKILL there
+    leaves; tests/test_crash_safety.py kills a real process with it)."""
+    crash_hook.arm(monkeypatch, f"{commits}:raise")
 
 
 def _assert_links_between_pages(spark, lake_dir) -> None:
@@ -370,23 +368,19 @@ def _assert_links_between_pages(spark, lake_dir) -> None:
 def _die_after(monkeypatch, spark, lake_dir, step, commits: int) -> str:
     """Run ``step``, which dies right after its ``commits``-th commit; check the lake it left and
     return the table of that commit."""
-    from linkgraph.lake.delta import CRASH_HOOK, SimulatedCrash
-
     _crash_after(monkeypatch, commits)
-    with pytest.raises(SimulatedCrash):
+    with pytest.raises(crash_hook.SimulatedCrash):
         step()
     _assert_links_between_pages(spark, lake_dir)
-    return CRASH_HOOK.tables[-1]
+    return crash_hook.CRASH_HOOK.tables[-1]
 
 
 def _finish(monkeypatch, step):
     """Run ``step`` to its end; (its result, the tables it committed to)."""
-    from linkgraph.lake.delta import CRASH_AFTER_COMMITS, CRASH_HOOK
-
     _crash_after(monkeypatch, 1_000_000)
     result = step()
-    monkeypatch.delenv(CRASH_AFTER_COMMITS)
-    return result, CRASH_HOOK.tables
+    monkeypatch.delenv(crash_hook.CRASH_AFTER_COMMITS)
+    return result, crash_hook.CRASH_HOOK.tables
 
 
 def test_reward_step_prunes_pages_with_their_links_and_undoes_it(spark, tmp_path, lake_dir, monkeypatch):
@@ -448,50 +442,65 @@ def test_reward_step_prunes_pages_with_their_links_and_undoes_it(spark, tmp_path
     assert main(["reward", "--lake", str(lake_dir), "--undo-prune", "no-such-run"]) == 2
 
 
-def test_a_reward_run_retried_after_dying_after_each_commit_equals_one_run(spark, tmp_path, monkeypatch):
-    """The run dies right after its first commit; its retry (same run id, a new process's start
-    time) dies right after its own first new commit, and so on: one death after every commit of
-    the run in turn, each leaving a consistent lake.  The retries read the versions the
-    first attempt recorded, so none advances the scores again or re-awards the feed as known: the
-    run ends with the tables of the uninterrupted run of
-    test_reward_step_prunes_pages_with_their_links_and_undoes_it."""
-    import dataclasses
+def _comparable(df):
+    """``df`` without what differs between two runs of the same computation: run ids, times, and
+    the input versions ``step_runs`` records (a re-merge of the same signals writes a
+    ``page_signals`` version of the same rows, so each rerun before the record moves it on)."""
+    from pyspark.sql.types import TimestampType
 
+    varying = {S.RUN_ID, "discovered_run_id", "seconds", "inputs"}
+    return df.select(*[f.name for f in df.schema.fields
+                       if f.name not in varying and not isinstance(f.dataType, TimestampType)])
+
+
+REWARD_RUN_TABLES = (S.PAGES_TABLE, S.LINKS_TABLE, S.PAGE_SIGNALS_TABLE, S.REJECTS_TABLE, S.STEP_RUNS_TABLE,
+                     S.REWARD_SCORES_TABLE, S.FEEDS_TABLE, S.PRUNED_PAGES_TABLE, S.REWARD_RUNS_TABLE)
+
+
+def test_a_reward_run_rerun_without_run_id_after_dying_after_each_commit_equals_one_run(spark, tmp_path,
+                                                                                         monkeypatch):
+    """The run dies right after its first commit; its rerun, started as ``linkgraph reward`` and
+    ``linkgraph run`` start it (a new process, a new run id), completes the interrupted run and
+    dies right after its own first new commit, and so on: one death after every commit of the run
+    in turn, each leaving a consistent lake.  Every rerun reads the versions the first attempt
+    recorded, so none advances the scores again or re-awards the feed as known; after the last
+    commit (``reward_runs``: the run is finished) the lake holds the tables of one clean run on
+    another lake, each table's rows written by one commit, and no run left unfinished."""
     from delta.tables import DeltaTable
 
     from linkgraph.lake.context import StepContext
     from linkgraph.lake.delta import Lake
     from linkgraph.steps import reward as reward_step_module
 
-    lake_dir = tmp_path / "lake"
-    _small_lake(spark, lake_dir)
     signals = tmp_path / "signals.jsonl"
     signals.write_text("".join(json.dumps(r) + "\n" for r in SIGNALS))
-    config = config_from_dict({"lake": {"path": str(lake_dir)}, "reward": {"seeds": ["https://jobs.example.com"]}})
-    ctx = dataclasses.replace(StepContext.create(spark, config), run_id="20260102T000000-retry")
+    lake_dir, reference = tmp_path / "lake", tmp_path / "reference"
 
-    def run():   # an attempt in a new process: new start time, same run id
-        return reward_step_module.run(dataclasses.replace(ctx.next_step(), run_id=ctx.run_id),
-                                      reward_step_module.Params(rounds=2, signals=str(signals)))
+    def run(lake, run_id=None):   # an attempt in a new process: new start time and run id
+        config = config_from_dict({"lake": {"path": str(lake)}, "reward": {"seeds": ["https://jobs.example.com"]}})
+        ctx = StepContext.create(spark, config)
+        return reward_step_module.run(ctx, reward_step_module.Params(rounds=2, signals=str(signals), run_id=run_id))
 
+    for lake in (lake_dir, reference):
+        _small_lake(spark, lake)
+    clean = run(reference)
     # page_signals (create, MERGE), rejects (create), step_runs (create, insert), reward_scores,
-    # feeds, pruned_pages (create, insert: the audit, before the deletes), reward_runs, links, pages
-    died_after = [_die_after(monkeypatch, spark, lake_dir, run, 1) for _ in range(12)]
+    # feeds, pruned_pages (create, insert: the audit, before the deletes), links, pages, reward_runs
+    died_after = [_die_after(monkeypatch, spark, lake_dir, lambda: run(lake_dir), 1) for _ in range(12)]
     assert died_after == [S.PAGE_SIGNALS_TABLE, S.PAGE_SIGNALS_TABLE, S.REJECTS_TABLE, S.STEP_RUNS_TABLE,
                           S.STEP_RUNS_TABLE, S.REWARD_SCORES_TABLE, S.FEEDS_TABLE, S.PRUNED_PAGES_TABLE,
-                          S.PRUNED_PAGES_TABLE, S.REWARD_RUNS_TABLE, S.LINKS_TABLE, S.PAGES_TABLE]
-    retried, commits = _finish(monkeypatch, run)
-    assert commits == []
-    assert (retried.pruned_pages, retried.pruned_links, retried.feeds_discovered) == (2, 2, 1)
+                          S.PRUNED_PAGES_TABLE, S.LINKS_TABLE, S.PAGES_TABLE, S.REWARD_RUNS_TABLE]
+    monkeypatch.delenv(crash_hook.CRASH_AFTER_COMMITS)
 
-    def lake(table: str, version: int | None = None):
-        reader = spark.read.format("delta")
-        return (reader if version is None else reader.option("versionAsOf", version)).load(str(lake_dir / table))
+    def lake(root, table: str):
+        return spark.read.format("delta").load(str(root / table))
 
-    assertDataFrameEqual(lake(S.PAGES_TABLE), lake(S.PAGES_TABLE, 0).where(F.col(S.PAGE_ID) <= 2))
-    assertDataFrameEqual(lake(S.LINKS_TABLE), lake(S.LINKS_TABLE, 0).where(F.col(S.DST_ID) <= 2))
+    for table in REWARD_RUN_TABLES:
+        assertDataFrameEqual(_comparable(lake(lake_dir, table)), _comparable(lake(reference, table)), rtol=1e-12)
+    (run_id,) = {r[S.RUN_ID] for r in lake(lake_dir, S.STEP_RUNS_TABLE).collect()}   # one run, no orphan
+    assert {r[S.RUN_ID] for r in lake(lake_dir, S.REWARD_RUNS_TABLE).collect()} == {run_id}
 
-    # each table got its rows in one commit although two attempts computed the run (a MERGE
+    # each table got its rows in one commit although 12 attempts computed the run (a MERGE
     # that changes no row may still rewrite a file and write a version: feeds)
     def writes(table: str) -> int:
         merged = ("numTargetRowsInserted", "numTargetRowsUpdated", "numTargetRowsDeleted")
@@ -502,23 +511,16 @@ def test_a_reward_run_retried_after_dying_after_each_commit_equals_one_run(spark
 
     assert {t: writes(t) for t in (S.REWARD_SCORES_TABLE, S.FEEDS_TABLE, S.PRUNED_PAGES_TABLE, S.REWARD_RUNS_TABLE)} == {
         S.REWARD_SCORES_TABLE: 1, S.FEEDS_TABLE: 1, S.PRUNED_PAGES_TABLE: 1, S.REWARD_RUNS_TABLE: 1}
+    assert (clean.pruned_pages, clean.pruned_links, clean.feeds_discovered) == (2, 2, 1)
 
-    # the values of one uninterrupted run (worked out in the test above)
-    pruned = {r[S.PAGE_ID]: (r[S.URL], r[S.SCORE], r["links_removed"]) for r in lake(S.PRUNED_PAGES_TABLE).collect()}
-    assert pruned == {3: ("https://garden.example.org/c", 0.0, 2), 4: ("https://garden.example.org/d", 0.0, 1)}
-    assert sorted((r[S.SRC_ID], r[S.DST_ID]) for r in lake(S.LINKS_TABLE).collect()) == [(0, 1), (1, 0), (1, 2)]
-    assert sorted(r[S.PAGE_ID] for r in lake(S.PAGES_TABLE).collect()) == [0, 1, 2]
-    scores = {r[S.PAGE_ID]: r[S.SCORE] for r in lake(S.REWARD_SCORES_TABLE).collect()}
-    assert set(scores) == {0, 1, 2} and scores[2] == pytest.approx(0.9 * 0.1 * 1002.09 / 3, abs=1e-12)
-    rounds = lake(S.REWARD_RUNS_TABLE).orderBy(S.ROUND).collect()
-    assert [(r[S.ROUND], r["total_rewarded"]) for r in rounds] == [(0, 0.0), (1, 1003.0), (2, 23.0)]
-    assert lake(S.FEEDS_TABLE).count() == 1
-
-    scores_version = Lake(spark, config.lake).current_version(S.REWARD_SCORES_TABLE)
-    retry = dataclasses.replace(ctx.next_step(), run_id=ctx.run_id)
-    again = reward_step_module.run(retry, reward_step_module.Params(rounds=2, signals=str(signals)))   # finished: nothing is written
-    assert Lake(spark, config.lake).current_version(S.REWARD_SCORES_TABLE) == scores_version
+    # a retry of the finished run (a scheduler passes the run id): nothing is written
+    scores_version = Lake(spark, config_from_dict({"lake": {"path": str(lake_dir)}}).lake).current_version(
+        S.REWARD_SCORES_TABLE)
+    again = run(lake_dir, run_id=run_id)
+    assert Lake(spark, config_from_dict({"lake": {"path": str(lake_dir)}}).lake).current_version(
+        S.REWARD_SCORES_TABLE) == scores_version
     assert (again.pages, again.pruned_pages, again.pruned_links, again.feeds_discovered) == (5, 2, 2, 1)
+    assert again.total_score == pytest.approx(clean.total_score, rel=1e-12)
 
 
 def test_an_ingest_racing_a_prune_leaves_no_link_to_a_pruned_page(spark, tmp_path, monkeypatch):
@@ -590,3 +592,65 @@ def test_an_ingest_racing_a_prune_leaves_no_link_to_a_pruned_page(spark, tmp_pat
     assert set(pages) == {url for _, url in PAGES} - {"https://garden.example.org/c"}
     assert pages["https://garden.example.org/d"] == 3   # numbered anew after the largest id left (2)
     assert sorted((r[S.SRC_ID], r[S.DST_ID]) for r in lake(S.LINKS_TABLE).collect()) == [(0, 1), (1, 0), (1, 2), (1, 3)]
+
+
+# --- one reward run at a time: the lake's lease ----------------------------------------------------
+
+def test_a_second_start_is_refused_while_a_run_holds_the_lease(spark, tmp_path, capsys):
+    """A live holder (this process inside its ``with``, another live process on this host that
+    renewed the lease recently, another host that did) refuses a start before it writes; a
+    holder that left, died or stopped renewing is taken over.  Through the CLI, the refusal is one
+    line naming the running run, exit 1, and nothing written."""
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    from linkgraph.cli import main
+    from linkgraph.errors import StepAlreadyRunning
+    from linkgraph.lake import leases
+
+    lake_dir = tmp_path / "lake"
+    _small_lake(spark, lake_dir)
+    root = f"file:{lake_dir}"
+    path = lake_dir / leases.LEASE_DIRECTORY / "reward.json"
+
+    with leases.Lease(spark, root, "reward", "running-run"):
+        with pytest.raises(StepAlreadyRunning, match="running-run"):
+            leases.Lease(spark, root, "reward", "second").__enter__()
+        assert main(["reward", "--lake", str(lake_dir)]) == 1
+        assert main(["reward", "--lake", str(lake_dir), "--undo-prune", "any"]) == 1
+        err = capsys.readouterr().err
+        assert err.count("linkgraph reward is already running in this lake: run running-run on") == 2, err
+    assert not path.exists()   # removed on a normal exit
+    assert not (lake_dir / S.STEP_RUNS_TABLE).exists() and not (lake_dir / S.REWARD_RUNS_TABLE).exists()
+
+    with pytest.raises(crash_hook.SimulatedCrash), leases.Lease(spark, root, "reward", "crashed-run"):
+        raise crash_hook.SimulatedCrash("killed")
+    assert path.exists()   # left, as a kill leaves it; this process no longer holds it
+    with leases.Lease(spark, root, "reward", "next"):
+        pass
+
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    try:
+        def holder(**fields) -> None:
+            lease = {"run_id": "other-run", "host": socket.gethostname(), "pid": sleeper.pid, "token": "x",
+                     "heartbeat_at": time.time(), **fields}
+            path.parent.mkdir(exist_ok=True)
+            path.write_text(json.dumps(lease))
+
+        for fields, live in (({}, True), ({"heartbeat_at": time.time() - leases.LEASE_SECONDS - 1}, False),
+                             ({"host": "elsewhere", "pid": 1}, True),
+                             ({"host": "elsewhere", "heartbeat_at": time.time() - leases.LEASE_SECONDS - 1}, False)):
+            holder(**fields)
+            assert leases.is_live(leases.read_lease(spark, str(path))) is live, fields
+            if live:
+                with pytest.raises(StepAlreadyRunning, match="other-run"):
+                    leases.Lease(spark, root, "reward", "start").__enter__()
+        holder()
+        sleeper.kill()
+        sleeper.wait()
+        with leases.Lease(spark, root, "reward", "after-the-kill"):   # its process is gone
+            pass
+    finally:
+        sleeper.kill()

@@ -61,6 +61,17 @@ class PruneNotFound(UsageError):
     """``--undo-prune`` named a run that pruned nothing."""
 
 
+class RunNotFinished(UsageError):
+    """``--undo-prune`` named a reward run that was interrupted: the next ``linkgraph reward``
+    completes it, and only then can its prune be undone."""
+
+
+class StepAlreadyRunning(LinkgraphError, RuntimeError):
+    """Another run of a step that must run alone (``linkgraph reward``) holds the lake's lease for
+    it: its process is alive and has renewed the lease recently.  This start is refused before it
+    writes anything (exit 1: retry once the other run has ended)."""
+
+
 class CompressedIndexError(LinkgraphError, ValueError):
     """The compressed tables are missing or were not built together."""
 

@@ -8,9 +8,8 @@ replacement one ``overwrite`` commit, so a job killed midway leaves the previous
 from __future__ import annotations
 
 import logging
-import os
-import signal
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from delta.tables import DeltaTable
@@ -33,50 +32,13 @@ DELETION_VECTORS = {"delta.enableDeletionVectors": "true"}
 MAX_KEY_RANGES = 64
 
 
-# --- test hook: a crash right after a commit --------------------------------------------------------
+# --- commit observers -----------------------------------------------------------------------------
 
-CRASH_AFTER_COMMITS = "LINKGRAPH_CRASH_AFTER_COMMITS"
-
-
-class SimulatedCrash(BaseException):
-    """Raised by the crash hook in ``raise`` mode.  A ``BaseException``, so no ``except Exception``
-    on its way out (conflict retries, the CLI's error handler) turns it into anything else."""
-
-
-class CrashHook:
-    """Test-only: with ``LINKGRAPH_CRASH_AFTER_COMMITS`` set, the process counts the Delta commits
-    it makes (every write of ``Lake`` that created a table version, but a MERGE that changed no
-    row: the table is as before it) and right after the N-th one (value ``N``), or after the first
-    commit to a table (value: the table's name), SIGKILLs its own process group (driver, its JVM,
-    Python workers: a job started in a session of its own), leaving exactly the commits made so
-    far.  A ``:raise`` suffix raises ``SimulatedCrash`` instead, for in-process tests: only
-    ``finally`` blocks run on its way out, and none of them writes to a table, so the lake is what
-    a SIGKILL at that point would leave.  Unset (always, outside tests): nothing is counted."""
-
-    def __init__(self) -> None:
-        self.commits = 0
-        self.tables: list[str] = []
-
-    def reset(self) -> None:
-        self.commits, self.tables = 0, []
-
-    def committed(self, table: str) -> None:
-        setting = os.environ.get(CRASH_AFTER_COMMITS)
-        if not setting:
-            return
-        self.commits += 1
-        self.tables.append(table)
-        target, _, mode = setting.partition(":")
-        if (self.commits < int(target)) if target.isdigit() else (table != target):
-            return
-        log.warning("crash hook: stopping after commit %d (%s)", self.commits, table)
-        if mode == "raise":
-            self.commits = 0   # the next attempt counts its own commits; ``tables`` keeps them all
-            raise SimulatedCrash(f"simulated crash after commit to {table}")
-        os.killpg(os.getpgrp(), signal.SIGKILL)
-
-
-CRASH_HOOK = CrashHook()
+# Callables ``(table_name) -> None`` called right after every commit ``Lake`` makes (a write that
+# created a table version; a MERGE that changed no row is not one), in the committing thread, in
+# the order registered.  Production registers none; test support registers one to stop a step at a
+# chosen commit (tests/crash_hook.py).  An observer that raises stops the write's caller with it.
+COMMIT_OBSERVERS: list[Callable[[str], None]] = []
 
 
 @dataclass(frozen=True)
@@ -110,7 +72,8 @@ class Lake:
 
     def _committed(self, table: str, version: int | None = None) -> None:
         self.commits.append((table, version))
-        CRASH_HOOK.committed(table)
+        for observer in list(COMMIT_OBSERVERS):
+            observer(table)
 
     @property
     def root(self) -> str:

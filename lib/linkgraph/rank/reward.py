@@ -25,7 +25,7 @@ every round, as does the discovering page from round 2 on.  So each page has two
 
 Everything here is ``DataFrame -> DataFrame`` except ``run_rounds``, which iterates over per-block
 score vectors (``linkgraph.rank.spread``, a sparse product, not a per-link join): each round is
-local-checkpointed (cutting the lineage) and one aggregate row of totals reaches the driver.
+checkpointed reliably (cutting the lineage) and one aggregate row of totals reaches the driver.
 """
 
 from __future__ import annotations
@@ -34,7 +34,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
@@ -278,8 +277,9 @@ def run_rounds(
 
     Rounds move per-block score vectors through a sparse product (``linkgraph.rank.spread``): the
     shares are packed once into per-block arrays, and a round shuffles the B score blocks and the
-    sparse partials they send, never a row per link.  Each round's B rows are local-checkpointed,
-    so the plan stays one round deep; the driver reads one row of totals per round.  Pages are
+    sparse partials they send, never a row per link.  Each round's B rows are checkpointed
+    (``saved``), so the plan stays one round deep and a lost executor costs no round; the driver
+    reads one row of totals per round.  Pages are
     those of both ``scores`` and ``vertices`` (the step passes the same pages to both).
     """
     current = scores.select(S.PAGE_ID, F.col(S.SCORE).cast("double").alias(S.SCORE))
@@ -294,7 +294,7 @@ def run_rounds(
             if packed.n == 0:
                 sums = dict.fromkeys(BLOCK_TOTALS, 0.0)
             else:
-                packed.state = packed.round(alpha, beta, first=round_no == 1).localCheckpoint(eager=True)
+                packed.state = saved(packed.round(alpha, beta, first=round_no == 1))
                 totals = one_row(packed.state.agg(
                     *[(F.max if name == "largest_change" else F.sum)(name).alias(name) for name in BLOCK_TOTALS]))
                 sums = {name: float(value or 0.0) for name, value in totals.asDict().items()}
@@ -302,10 +302,17 @@ def run_rounds(
             history.append(stat)
             if progress:
                 progress(stat)
-        final = packed.scores().localCheckpoint(eager=True, storageLevel=StorageLevel.DISK_ONLY)
+        final = saved(packed.scores())
     finally:
         packed.release()
     return final, history
+
+
+def saved(df: DataFrame) -> DataFrame:
+    """``df`` computed once and checkpointed reliably to the session's checkpoint directory (the
+    lake's ``_checkpoints`` unless configured; ``StepContext`` sets it), cutting its lineage: loop
+    state that survives a lost executor."""
+    return df.checkpoint(eager=True)
 
 
 # --- pruning -----------------------------------------------------------------------------------------

@@ -32,10 +32,6 @@ if TYPE_CHECKING:
     from linkgraph.lake.context import Report, StepContext
     from linkgraph.lake.tables import Table
 
-    # a table a step reads or writes: its declaration (a name is accepted while every step moves to
-    # declarations; ``str()`` of either is the table's name)
-    TableRef = Table | str
-
 P = TypeVar("P")
 
 
@@ -103,8 +99,8 @@ class Step(Generic[P]):
     help: str
     params: type[P]
     run: Callable[[StepContext, P], Report]
-    reads: tuple[TableRef, ...] = ()
-    writes: tuple[TableRef, ...] = ()
+    reads: tuple[Table, ...] = ()
+    writes: tuple[Table, ...] = ()
     after: tuple[str, ...] = ()
     for_run: ForRun | None = None          # None: not part of `linkgraph run`
     tasks: tuple[Task, ...] | None = None  # None: one task named after the step when in the pipeline

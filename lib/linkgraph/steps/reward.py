@@ -9,32 +9,41 @@ deletes of a prune from ``links`` and ``pages``.
 Order of the commits of a run, and why
 --------------------------------------
 Delta commits one table at a time, so a run is a sequence of single-table transactions ordered
-such that every committed state is consistent and a killed run heals on the next one:
+such that every committed state is consistent and a killed run heals on the next start:
 
 1. ``page_signals`` and ``rejects`` (when ``--signals`` is given): idempotent MERGEs.
 2. ``reward_scores`` replaced: every page's score except the pages about to be pruned.
 3. ``feeds`` MERGE: discovered feeds inserted, ``last_seen_at`` of the others moved on.
 4. ``pruned_pages`` insert: the audit record (ids, urls, scores, the versions of ``pages`` and
    ``links`` read before the deletes) is written *before* anything is deleted.
-5. ``reward_runs`` append: the rounds are done; what is left is the prune the audit records.
-6. ``links`` DELETE of every link with a pruned page at either end (one MERGE), then
-7. ``pages`` DELETE of the pruned pages (one MERGE).  Links go first, so a link to a missing
+5. ``links`` DELETE of every link with a pruned page at either end (one MERGE), then
+6. ``pages`` DELETE of the pruned pages (one MERGE).  Links go first, so a link to a missing
    page is never committed by the prune itself, then
-8. ``links`` DELETE again of links to a pruned page that is gone now: links an ingest committed
+7. ``links`` DELETE again of links to a pruned page that is gone now: links an ingest committed
    between the read of step 0 and the pages DELETE (usually nothing, and no commit).  An ingest
    that resolved its links before the pages DELETE and commits them after it finds its pages
    gone and re-runs (``linkgraph.lake.reliability.check_pages_still_there``).  Each DELETE is retried
    on a Delta conflict (``reliability.conflict_attempts``).
+8. ``reward_runs`` append, last: the run is finished.
 
 0. Before all of these, the run records itself in ``step_runs``: its run id, start time and the
    Delta versions of ``pages``, ``links``, ``reward_scores``, ``feeds`` and ``page_signals`` it
-   reads.  Every read is of those versions (time travel), so a retry with the same run id
-   (``linkgraph reward --run-id RUN_ID``, or a task retried by a scheduler that passes one)
-   computes the same scores from the same previous scores and known feeds, and every write above
-   is idempotent for it and commits nothing when it already landed (``reward_scores`` already of
-   this run is not replaced again; a MERGE that changes nothing writes no version).  A run that
-   already appended its ``reward_runs`` rows is not computed again: its retry only completes the
-   deletes of the prune its audit records (6-8), so a crash anywhere heals with one re-run.
+   reads.  Every read is of those versions (time travel), so computing the run again gives the
+   same scores from the same previous scores and known feeds, and every write above is
+   idempotent for it and commits nothing when it already landed (``reward_scores`` already of
+   this run is not replaced again; a MERGE that changes nothing writes no version).
+
+One run at a time, and an interrupted run completed whatever the run id
+-----------------------------------------------------------------------
+A run (and an undo) holds the lake's reward lease (``linkgraph.lake.leases``) from before its
+first write to its end; a start while another run holds it stops with ``StepAlreadyRunning``.
+A start that holds the lease first looks for an interrupted run: a ``step_runs`` record of
+``reward`` newer than the last finished run without ``reward_runs`` rows.  When there is one,
+the start completes that run (its run id, its recorded versions) instead of starting its own,
+whatever run id it was given (``linkgraph reward`` and ``linkgraph run`` give a new one); a
+start given the run id of a finished run writes nothing.  So a run killed after any of its
+commits ends, after one more start, as one uninterrupted run would have, and no ``step_runs``
+record is left without its run.
 
 Undo (``undo_prune``): the pages and links of a prune are re-inserted from the recorded Delta
 versions (time travel), pages first, then links, then their scores; a page already restored by an
@@ -57,13 +66,14 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from linkgraph import urls
-from linkgraph.errors import ConfigError, PruneNotFound, UsageError
+from linkgraph.errors import ConfigError, PruneNotFound, RunNotFinished, UsageError
 from linkgraph.inputs import signals as SG
 from linkgraph.lake import schemas as S
 from linkgraph.lake import tables as T
 from linkgraph.lake.config import Config
 from linkgraph.lake.context import Report, StepContext, reasons_text
 from linkgraph.lake.delta import Lake
+from linkgraph.lake.leases import Lease
 from linkgraph.lake.reliability import retry_on_conflict
 from linkgraph.lake.rows import one_row
 from linkgraph.rank import reward as R
@@ -134,6 +144,7 @@ class RewardReport(Report):
     rewards_enabled: bool = True
     history: list[R.RoundStat] = field(default_factory=list)
     signals: SignalsReport | None = None
+    completed_for: str | None = None   # the run id this start was given, when it completed another run
     seconds: float = 0.0
 
     @property
@@ -141,7 +152,9 @@ class RewardReport(Report):
         return self.pages - self.pruned_pages
 
     def lines(self) -> list[str]:
-        return [*([self.signals.summary()] if self.signals is not None else []), self.summary()]
+        taken_over = ([f"reward run {self.run_id} had not finished: completed it instead of starting run "
+                       f"{self.completed_for}"] if self.completed_for else [])
+        return [*taken_over, *([self.signals.summary()] if self.signals is not None else []), self.summary()]
 
     def summary(self) -> str:
         rewards = "" if self.rewards_enabled else " (rewards off)"
@@ -194,7 +207,8 @@ class _Inputs:
 
 def _run(ctx: StepContext, rounds: int | None = None, seeds: list[str] | None = None,
         signals_path: str | None = None, signals_source: str | None = None) -> RewardReport:
-    """Start scores, K rounds, prune; Delta writes in the module's order.
+    """Start scores, K rounds, prune; Delta writes in the module's order, under the lake's reward
+    lease; an interrupted run is completed instead of starting a new one.
 
     ``rounds`` overrides ``reward.rounds``; ``seeds`` are added to ``reward.seeds``;
     ``signals_path`` (page-signal JSON lines) is merged into ``page_signals`` first.
@@ -205,36 +219,45 @@ def _run(ctx: StepContext, rounds: int | None = None, seeds: list[str] | None = 
         raise ConfigError("--rounds must not be negative")
     canonical = urls.canonical_seed_urls(list(rc.seeds) + list(seeds or []), "reward.seeds")
     seed_urls = [seed.url for seed in canonical if seed.url is not None]
-    report = RewardReport(run_id=ctx.run_id, rounds=rounds, rewards_enabled=rc.rewards)
     lake.require(S.PAGES_TABLE, S.LINKS_TABLE)
-    if _finished(lake, ctx.run_id):
-        _apply_prune(ctx, ctx.run_id)   # the deletes a run killed after step 5 did not commit
-        return _finished_report(ctx, report)
-    if signals_path is not None:
-        report.signals = ingest_page_signals(ctx.spark, lake, signals_path, signals_source)
+    with Lease(ctx.spark, lake.root, REWARD_STEP, ctx.run_id) as lease:
+        asked = ctx.run_id
+        ctx = _take_over(ctx, lease)
+        report = RewardReport(run_id=ctx.run_id, rounds=rounds, rewards_enabled=rc.rewards,
+                              completed_for=asked if asked != ctx.run_id else None)
+        if _finished(lake, ctx.run_id):
+            return _finished_report(ctx, report)
+        if signals_path is not None:
+            report.signals = ingest_page_signals(ctx.spark, lake, signals_path, signals_source)
+        _compute(ctx, report, seed_urls)
+    report.seconds = ctx.elapsed()
+    log.info(report.summary())
+    return report
+
+
+def _compute(ctx: StepContext, report: RewardReport, seed_urls: list[str]) -> None:
+    """Steps 0-8 of the module docstring for run ``ctx.run_id``; ``reward_runs`` last."""
+    rc, lake = ctx.config.reward, ctx.lake
     record = _begin(ctx)
     cache = _Cache()
     try:
         inputs = _read_inputs(ctx, cache, seed_urls, report, record)
-        start, stat0 = _start_scores(ctx, inputs, report, record)
+        start, stat0 = _start_scores(ctx, cache, inputs, report, record)
         signals = _recorded(lake, record, S.PAGE_SIGNALS_TABLE, S.PAGE_SIGNALS).join(
             inputs.pages, on=S.URL, how="inner")
         rewards, discovered = _rewards(ctx, cache, signals, report, record)
         shares = R.neighbour_shares(inputs.weighted)
         final, history = R.run_rounds(
             start.select(S.PAGE_ID, S.SCORE), R.round_vertices(inputs.pages, shares, rewards), shares,
-            R.SpreadParams(rc.send_fraction, rc.forget_rate), rounds, progress=_log_round,
+            R.SpreadParams(rc.send_fraction, rc.forget_rate), report.rounds, progress=_log_round,
         )
         report.history = [stat0, *history]
         _write_results(ctx, cache, inputs, cache.keep(final), signals, discovered, report, record.started_at)
-        _record_rounds(lake, report, ctx.config, record.started_at, inputs.links_version)
         if report.pruned_pages:
             _apply_prune(ctx, ctx.run_id)
+        _record_rounds(lake, report, ctx.config, record.started_at, inputs.links_version)
     finally:
         cache.release()
-    report.seconds = ctx.elapsed()
-    log.info(report.summary())
-    return report
 
 
 def _naive(moment: datetime) -> datetime:
@@ -270,7 +293,7 @@ def _begin(ctx: StepContext) -> _RunRecord:
     started_at = _naive(ctx.started_at)
     row_df = ctx.spark.createDataFrame(
         [(ctx.run_id, REWARD_STEP, started_at, json.dumps(versions, sort_keys=True))], S.STEP_RUNS)
-    lake.ensure(S.STEP_RUNS_TABLE, S.STEP_RUNS)
+    T.STEP_RUNS.ensure(lake)
     T.insert_missing(lake, S.STEP_RUNS_TABLE, row_df, [S.RUN_ID, S.STEP])
     return _RunRecord(started_at, versions, retried=False)
 
@@ -286,6 +309,33 @@ def _recorded(lake: Lake, record: _RunRecord, table: str, schema) -> DataFrame:
 def _finished(lake: Lake, run_id: str) -> bool:
     return lake.exists(S.REWARD_RUNS_TABLE) and bool(
         lake.read(S.REWARD_RUNS_TABLE).where(F.col(S.RUN_ID) == run_id).limit(1).count())
+
+
+def _interrupted_run(lake: Lake) -> str | None:
+    """The reward run that recorded itself in ``step_runs`` after the start of the last finished
+    run and has no ``reward_runs`` rows: a run that died (a run older than the last finished one
+    was superseded by it and is left alone)."""
+    if not lake.exists(S.STEP_RUNS_TABLE):
+        return None
+    started = lake.read(S.STEP_RUNS_TABLE).where(F.col(S.STEP) == REWARD_STEP).select(S.RUN_ID, "started_at")
+    if lake.exists(S.REWARD_RUNS_TABLE):
+        finished = lake.read(S.REWARD_RUNS_TABLE).select(S.RUN_ID, "started_at")
+        last = finished.agg(F.max("started_at").alias("_last"))
+        started = (started.join(finished.select(S.RUN_ID).distinct(), on=S.RUN_ID, how="left_anti")
+                   .crossJoin(last).where(F.col("_last").isNull() | (F.col("started_at") > F.col("_last"))))
+    row = started.orderBy("started_at", S.RUN_ID).select(S.RUN_ID).first()
+    return None if row is None else str(row[S.RUN_ID])
+
+
+def _take_over(ctx: StepContext, lease: Lease) -> StepContext:
+    """``ctx`` for the run this start works on: the interrupted run when there is one (whatever
+    run id this start was given), else its own."""
+    interrupted = _interrupted_run(ctx.lake)
+    if interrupted is None or interrupted == ctx.run_id:
+        return ctx
+    log.warning("reward run %s did not finish: completing it instead of starting run %s", interrupted, ctx.run_id)
+    lease.update(interrupted)
+    return dataclasses.replace(ctx, run_id=interrupted)
 
 
 def _finished_report(ctx: StepContext, report: RewardReport) -> RewardReport:
@@ -330,15 +380,16 @@ def _read_inputs(ctx: StepContext, cache: _Cache, seed_urls: list[str], report: 
     return _Inputs(pages_version, links_version, pages, links, weighted, seed_ids)
 
 
-def _start_scores(ctx: StepContext, inputs: _Inputs, report: RewardReport,
+def _start_scores(ctx: StepContext, cache: _Cache, inputs: _Inputs, report: RewardReport,
                   record: _RunRecord) -> tuple[DataFrame, R.RoundStat]:
-    """Round 0: the previous scores, new pages initialised (checkpointed), and its statistics."""
+    """Round 0: the previous scores, new pages initialised (kept), and its statistics."""
     rc = ctx.config.reward
     previous = _recorded(ctx.lake, record, S.REWARD_SCORES_TABLE, S.REWARD_SCORES)
     start = R.initial_scores(inputs.pages, previous, inputs.weighted, inputs.seed_ids, rc.new_page_fraction,
                              rc.seed_score)
-    # a row per page, read twice: on local disk, so it takes no heap from the rounds' sorts
-    start = start.localCheckpoint(eager=True, storageLevel=StorageLevel.DISK_ONLY)
+    # a row per page, read twice: on local disk, so it takes no heap from the rounds' sorts; a lost
+    # partition is recomputed from the pinned table versions it is derived from
+    start = cache.keep(start)
     round0 = one_row(start.agg(
         F.count("*").alias("pages"),
         F.sum(F.col(R.IS_NEW).cast("long")).alias("new_pages"),
@@ -379,13 +430,13 @@ def _write_results(ctx: StepContext, cache: _Cache, inputs: _Inputs, final: Data
     report.pruned_pages = doomed.count()
     kept_scores = final.join(doomed.select(S.PAGE_ID), on=S.PAGE_ID, how="left_anti")
     if not _scores_of_run(lake, report.run_id):   # a retry after this commit does not commit it again
-        lake.overwrite(S.REWARD_SCORES_TABLE, kept_scores.join(inputs.pages, on=S.PAGE_ID, how="left").select(
+        T.REWARD_SCORES.overwrite(lake, kept_scores.join(inputs.pages, on=S.PAGE_ID, how="left").select(
             S.PAGE_ID, S.URL, S.SCORE, F.lit(report.run_id).alias(S.RUN_ID)))
     report.total_score = float(one_row(kept_scores.agg(F.sum(S.SCORE)))[0] or 0.0)
     if discovered is not None:
         _record_feeds(lake, signals, discovered, rc.feed_url_pattern, report.run_id, started_at)
     if report.pruned_pages:
-        report.pruned_links = _record_prune(lake, doomed, inputs, report.run_id, started_at)
+        report.pruned_links = _record_prune(lake, cache, doomed, inputs, report.run_id, started_at)
 
 
 def _scores_of_run(lake: Lake, run_id: str) -> bool:
@@ -407,9 +458,10 @@ def _record_feeds(lake: Lake, signals: DataFrame, discovered: DataFrame, pattern
     T.merge_feeds(lake, rows)
 
 
-def _record_prune(lake: Lake, doomed: DataFrame, inputs: _Inputs, run_id: str, pruned_at: datetime) -> int:
+def _record_prune(lake: Lake, cache: _Cache, doomed: DataFrame, inputs: _Inputs, run_id: str,
+                  pruned_at: datetime) -> int:
     """The audit record of the prune (module docstring, step 4); returns the links it deletes."""
-    touching = R.links_touching(inputs.links, doomed).localCheckpoint(eager=True)
+    touching = cache.keep(R.links_touching(inputs.links, doomed))   # of the pinned links version
     audit = (
         doomed.join(inputs.pages, on=S.PAGE_ID, how="left")
         .join(R.links_per_page(touching, doomed), on=S.PAGE_ID, how="left")
@@ -420,7 +472,7 @@ def _record_prune(lake: Lake, doomed: DataFrame, inputs: _Inputs, run_id: str, p
             F.lit(pruned_at).cast("timestamp").alias("pruned_at"),
         )
     )
-    lake.ensure(S.PRUNED_PAGES_TABLE, S.PRUNED_PAGES)
+    T.PRUNED_PAGES.ensure(lake)
     T.insert_missing(lake, S.PRUNED_PAGES_TABLE, audit, [S.RUN_ID, S.PAGE_ID])   # a retry adds nothing
     return touching.count()   # the links of the recorded version (a retry finds them deleted already)
 
@@ -428,34 +480,47 @@ def _record_prune(lake: Lake, doomed: DataFrame, inputs: _Inputs, run_id: str, p
 def _apply_prune(ctx: StepContext, run_id: str) -> None:
     """The deletes of the prune ``pruned_pages`` records for ``run_id`` (module docstring, steps
     6-8): idempotent, each retried on a Delta conflict; nothing when the run pruned nothing."""
-    lake, reliability = ctx.lake, ctx.config.reliability
+    lake = ctx.lake
     if not lake.exists(S.PRUNED_PAGES_TABLE):
         return
     audit = lake.read(S.PRUNED_PAGES_TABLE).where(F.col(S.RUN_ID) == run_id)
     recorded = audit.select("links_version").first()
     if recorded is None:
         return
-    doomed = audit.select(S.PAGE_ID).localCheckpoint(eager=True)
+    # insert-only rows of one run: a lost partition is recomputed with the same ids
+    doomed = audit.select(S.PAGE_ID).persist(StorageLevel.DISK_ONLY)
+    try:
+        if lake.read(S.PAGES_TABLE).join(doomed, on=S.PAGE_ID, how="left_semi").limit(1).count():
+            old_links = lake.read_version(S.LINKS_TABLE, recorded["links_version"])
+            _delete(ctx, run_id, S.LINKS_TABLE, R.links_touching(old_links, doomed), [S.SRC_ID, S.DST_ID])
+            _delete(ctx, run_id, S.PAGES_TABLE, doomed, [S.PAGE_ID])
+        _delete_dangling(ctx, run_id, doomed)
+    finally:
+        doomed.unpersist()
 
-    def delete(table: str, keys_df: DataFrame, keys: list[str]) -> None:
-        # the delete reads only the files of its keys' ranges (pages by page_id, links by src_id)
-        retry_on_conflict(lambda: lake.delete_matching(table, keys_df, keys, prune_on=keys[0]),
-                          what=f"reward run {run_id}: prune",
-                          attempts=reliability.conflict_attempts, backoff_seconds=reliability.conflict_backoff_seconds)
 
-    if lake.read(S.PAGES_TABLE).join(doomed, on=S.PAGE_ID, how="left_semi").limit(1).count():
-        delete(S.LINKS_TABLE, R.links_touching(lake.read_version(S.LINKS_TABLE, recorded["links_version"]), doomed),
-               [S.SRC_ID, S.DST_ID])
-        delete(S.PAGES_TABLE, doomed, [S.PAGE_ID])
-    # Links a concurrent ingest committed to a pruned page after the recorded version: read after
-    # the pages DELETE committed, so each such link is either seen here or its ingest finds the
-    # page gone (``check_pages_still_there``).  A pruned page an ingest inserted again keeps its links.
+def _delete(ctx: StepContext, run_id: str, table: str, keys_df: DataFrame, keys: list[str]) -> None:
+    """Delete the rows of ``keys_df`` from ``table``, retried on a Delta conflict; the delete reads
+    only the files of its keys' ranges (pages by page_id, links by src_id)."""
+    lake, reliability = ctx.lake, ctx.config.reliability
+    retry_on_conflict(lambda: T.declaration(table).delete_matching(lake, keys_df, keys, prune_on=keys[0]),
+                      what=f"reward run {run_id}: prune",
+                      attempts=reliability.conflict_attempts, backoff_seconds=reliability.conflict_backoff_seconds)
+
+
+def _delete_dangling(ctx: StepContext, run_id: str, doomed: DataFrame) -> None:
+    """Links a concurrent ingest committed to a pruned page after the recorded version: read after
+    the pages DELETE committed, so each such link is either seen here or its ingest finds the page
+    gone (``check_pages_still_there``).  A pruned page an ingest inserted again keeps its links."""
+    lake = ctx.lake
     gone = doomed.join(lake.read(S.PAGES_TABLE).select(S.PAGE_ID), on=S.PAGE_ID, how="left_anti")
-    dangling = R.links_touching(lake.read(S.LINKS_TABLE), gone).localCheckpoint(eager=True)
+    # read from the latest links, which its own delete changes: saved reliably (the lake's
+    # checkpoint directory), so every attempt of the delete sees the same rows
+    dangling = R.links_touching(lake.read(S.LINKS_TABLE), gone).checkpoint(eager=True)
     if dangling.limit(1).count():
         log.warning("reward run %s: deleting %d links a concurrent ingest added to pruned pages", run_id,
                     dangling.count())
-        delete(S.LINKS_TABLE, dangling, [S.SRC_ID, S.DST_ID])
+        _delete(ctx, run_id, S.LINKS_TABLE, dangling, [S.SRC_ID, S.DST_ID])
 
 
 def _record_rounds(lake: Lake, report: RewardReport, config: Config, started_at: datetime,
@@ -472,7 +537,7 @@ def _record_rounds(lake: Lake, report: RewardReport, config: Config, started_at:
         )
         for stat in report.history
     ]
-    lake.append(S.REWARD_RUNS_TABLE, lake.spark.createDataFrame(rows, S.REWARD_RUNS))
+    T.REWARD_RUNS.append(lake, lake.spark.createDataFrame(rows, S.REWARD_RUNS))
 
 
 # --- undo a prune ----------------------------------------------------------------------------------
@@ -500,53 +565,81 @@ def undo(ctx: StepContext, run_id: str) -> UndoReport:
     ``pages`` and ``links`` recorded in ``pruned_pages`` (time travel): pages whose url and id are
     both still free, then the links of those versions between pages that are again (or still)
     the same pages, then the pruned scores into ``reward_scores``.  Running it twice changes
-    nothing the second time (insert-only MERGEs)."""
+    nothing the second time (insert-only MERGEs).  Holds the reward lease (a reward run and an
+    undo never run at once); a run that has not finished is refused (the next reward run would
+    complete its prune again)."""
     lake = ctx.lake
     report = UndoReport(run_id)
-    if not lake.exists(S.PRUNED_PAGES_TABLE):
-        raise PruneNotFound(f"no prune has been recorded in lake {lake.root} (table '{S.PRUNED_PAGES_TABLE}' missing)")
-    pruned = lake.read(S.PRUNED_PAGES_TABLE).where(F.col(S.RUN_ID) == run_id).persist(StorageLevel.MEMORY_AND_DISK)
-    try:
-        versions = pruned.select("pages_version", "links_version").first()
-        if versions is None:
-            raise PruneNotFound(f"reward run {run_id!r} pruned nothing (no rows in '{S.PRUNED_PAGES_TABLE}')")
-        old_pages = lake.read_version(S.PAGES_TABLE, versions["pages_version"])
-        current = lake.read(S.PAGES_TABLE).select(S.PAGE_ID, S.URL)
-        candidates = old_pages.join(pruned.select(S.PAGE_ID), on=S.PAGE_ID, how="left_semi")
-        # taken: the id or the url is used by another page now (a page restored by an earlier,
-        # interrupted undo has both, so it stays free and the rest is completed)
-        others = current.join(candidates.select(S.PAGE_ID, S.URL), on=[S.PAGE_ID, S.URL], how="left_anti")
-        free = (candidates.join(others.select(S.PAGE_ID), on=S.PAGE_ID, how="left_anti")
-                .join(others.select(S.URL), on=S.URL, how="left_anti")
-                .select(*[f.name for f in S.PAGES.fields])).localCheckpoint(eager=True)
-        T.insert_missing(lake, S.PAGES_TABLE, free, [S.PAGE_ID])
-        report.pages_restored = free.count()
-        report.pages_skipped = pruned.count() - report.pages_restored
-
-        # ids that name the same URL now as in the recorded version: a link between two of them,
-        # one end restored, is the link that was deleted
-        same = lake.read(S.PAGES_TABLE).select(S.PAGE_ID, S.URL).join(
-            old_pages.select(S.PAGE_ID, S.URL), on=[S.PAGE_ID, S.URL], how="inner").select(S.PAGE_ID)
-        old_links = lake.read_version(S.LINKS_TABLE, versions["links_version"])
-        restored_links = (
-            R.links_touching(old_links, free)
-            .join(same.select(F.col(S.PAGE_ID).alias(S.SRC_ID)), on=S.SRC_ID, how="left_semi")
-            .join(same.select(F.col(S.PAGE_ID).alias(S.DST_ID)), on=S.DST_ID, how="left_semi")
-            .join(old_links, on=[S.SRC_ID, S.DST_ID], how="inner")
-            .select(*[f.name for f in S.LINKS.fields])
-        )
-        T.insert_missing(lake, S.LINKS_TABLE, restored_links, [S.SRC_ID, S.DST_ID])
-        # counted like the pages: those back in place, also when an undo killed earlier inserted them
-        report.links_restored = restored_links.count()
-        scores = pruned.join(free.select(S.PAGE_ID), on=S.PAGE_ID, how="left_semi").select(
-            S.PAGE_ID, S.URL, S.SCORE, S.RUN_ID)
-        lake.ensure(S.REWARD_SCORES_TABLE, S.REWARD_SCORES)
-        T.insert_missing(lake, S.REWARD_SCORES_TABLE, scores, [S.PAGE_ID])
-    finally:
-        pruned.unpersist()
+    with Lease(ctx.spark, lake.root, REWARD_STEP, f"undo-prune {run_id}"):
+        if not lake.exists(S.PRUNED_PAGES_TABLE):
+            raise PruneNotFound(f"no prune has been recorded in lake {lake.root} "
+                                f"(table '{S.PRUNED_PAGES_TABLE}' missing)")
+        if _interrupted_run(lake) == run_id:
+            raise RunNotFinished(f"reward run {run_id!r} has not finished: run 'linkgraph reward' to complete it, "
+                                 f"then undo its prune")
+        pruned = lake.read(S.PRUNED_PAGES_TABLE).where(F.col(S.RUN_ID) == run_id).persist(StorageLevel.MEMORY_AND_DISK)
+        try:
+            _undo(lake, run_id, pruned, report)
+        finally:
+            pruned.unpersist()
     report.seconds = ctx.elapsed()
     log.info(report.summary())
     return report
+
+
+def _undo(lake: Lake, run_id: str, pruned: DataFrame, report: UndoReport) -> None:
+    """Pages, then links, then scores of the prune ``pruned`` records (``undo``)."""
+    versions = pruned.select("pages_version", "links_version").first()
+    if versions is None:
+        raise PruneNotFound(f"reward run {run_id!r} pruned nothing (no rows in '{S.PRUNED_PAGES_TABLE}')")
+    old_pages = lake.read_version(S.PAGES_TABLE, versions["pages_version"])
+    free = _free_pages(lake, old_pages, pruned)
+    try:
+        T.insert_missing(lake, S.PAGES_TABLE, free, [S.PAGE_ID])
+        report.pages_restored = free.count()
+        report.pages_skipped = pruned.count() - report.pages_restored
+        report.links_restored = _restore_links(lake, old_pages, free, versions["links_version"])
+        scores = pruned.join(free.select(S.PAGE_ID), on=S.PAGE_ID, how="left_semi").select(
+            S.PAGE_ID, S.URL, S.SCORE, S.RUN_ID)
+        T.REWARD_SCORES.ensure(lake)
+        T.insert_missing(lake, S.REWARD_SCORES_TABLE, scores, [S.PAGE_ID])
+    finally:
+        free.unpersist()
+
+
+def _free_pages(lake: Lake, old_pages: DataFrame, pruned: DataFrame) -> DataFrame:
+    """The pruned pages (rows of ``old_pages``) whose id and url no other page uses now (kept)."""
+    current = lake.read(S.PAGES_TABLE).select(S.PAGE_ID, S.URL)
+    candidates = old_pages.join(pruned.select(S.PAGE_ID), on=S.PAGE_ID, how="left_semi")
+    # taken: the id or the url is used by another page now (a page restored by an earlier,
+    # interrupted undo has both, so it stays free and the rest is completed)
+    others = current.join(candidates.select(S.PAGE_ID, S.URL), on=[S.PAGE_ID, S.URL], how="left_anti")
+    free = (candidates.join(others.select(S.PAGE_ID), on=S.PAGE_ID, how="left_anti")
+            .join(others.select(S.URL), on=S.URL, how="left_anti")
+            .select(*[f.name for f in S.PAGES.fields]))
+    # the same rows when recomputed after their insert (restored pages stay free): a lost
+    # partition is recomputed alike
+    return free.persist(StorageLevel.DISK_ONLY)
+
+
+def _restore_links(lake: Lake, old_pages: DataFrame, free: DataFrame, links_version: int) -> int:
+    """Insert the links of ``links_version`` with a restored page at an end whose other end is
+    the same page as then; returns how many are back in place (also those an undo killed
+    earlier inserted)."""
+    # ids that name the same URL now as in the recorded version: a link between two of them,
+    # one end restored, is the link that was deleted
+    same = lake.read(S.PAGES_TABLE).select(S.PAGE_ID, S.URL).join(
+        old_pages.select(S.PAGE_ID, S.URL), on=[S.PAGE_ID, S.URL], how="inner").select(S.PAGE_ID)
+    old_links = lake.read_version(S.LINKS_TABLE, links_version)
+    restored = (
+        R.links_touching(old_links, free)
+        .join(same.select(F.col(S.PAGE_ID).alias(S.SRC_ID)), on=S.SRC_ID, how="left_semi")
+        .join(same.select(F.col(S.PAGE_ID).alias(S.DST_ID)), on=S.DST_ID, how="left_semi")
+        .join(old_links, on=[S.SRC_ID, S.DST_ID], how="inner")
+        .select(*[f.name for f in S.LINKS.fields])
+    )
+    T.insert_missing(lake, S.LINKS_TABLE, restored, [S.SRC_ID, S.DST_ID])
+    return restored.count()
 
 
 # --- the step's declaration -------------------------------------------------------------------------
@@ -603,9 +696,8 @@ def _for_run(plan: RunPlan, config: Config) -> Params | None:
 
 STEP = Step(
     name="reward", help="reward-distribution ranking for focused crawls (scores, feeds, pruning)", params=Params,
-    run=run, reads=(S.PAGES_TABLE, S.LINKS_TABLE, S.PAGE_SIGNALS_TABLE, S.REWARD_SCORES_TABLE, S.FEEDS_TABLE),
-    writes=(S.REWARD_SCORES_TABLE, S.REWARD_RUNS_TABLE, S.FEEDS_TABLE, S.PRUNED_PAGES_TABLE, S.PAGE_SIGNALS_TABLE,
-            S.STEP_RUNS_TABLE, S.PAGES_TABLE, S.LINKS_TABLE),
+    run=run, reads=(T.PAGES, T.LINKS, T.PAGE_SIGNALS, T.REWARD_SCORES, T.FEEDS),
+    writes=(T.REWARD_SCORES, T.REWARD_RUNS, T.FEEDS, T.PRUNED_PAGES, T.PAGE_SIGNALS, T.STEP_RUNS, T.PAGES, T.LINKS),
     after=("analyze",), for_run=_for_run, prepare=_checked,
     tasks=(Task("reward", ("--rounds", "{param:reward_rounds}", "--run-id", "{run_id}")),),
 )
