@@ -116,12 +116,13 @@ def ingest_edges(lake: Lake, config: Config, raw: DataFrame, report: IngestRepor
         T.ensure_core_tables(lake)
         report.rejects_inserted = T.write_rejects(lake, I.reject_rows(I.rejected(ranked), report.source))
         links = I.representatives(ranked)
-        # a batch's pages are at most two per link: small enough ones are broadcast to the scans
-        # of ``pages`` and to the links (no shuffle of either)
-        broadcast_ids = 2 * report.written <= config.ingest.broadcast_pages
-        pages_read_version, new_from, batch_pages = _upsert_url_pages(lake, links, report, broadcast_ids)
+        # a batch's pages are at most two per link: the keys of a batch small enough are broadcast
+        # to the scan of ``pages`` (nothing of it is shuffled)
+        broadcast_keys = 2 * report.written <= config.ingest.broadcast_pages
+        pages_read_version, new_from, batch_pages = _upsert_url_pages(lake, links, report, broadcast_keys)
         # ids as this ingest read and wrote them (a page a concurrent prune deleted since is
         # caught below); the id joins run once for up to two links MERGEs and their key ranges
+        broadcast_ids = batch_pages.count() <= config.ingest.broadcast_pages
         with uncompressed_cache(lake.spark):
             resolved = I.links_with_ids(links, batch_pages, broadcast_ids).persist(StorageLevel.MEMORY_AND_DISK)
         resolved.count()
