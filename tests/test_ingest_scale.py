@@ -264,7 +264,8 @@ def _stored_pages(spark, lake, n_files=4, per_file=10):
     frame = spark.createDataFrame(rows).withColumn(S.URL_KEY, I.url_key(F.col(S.URL)))
     frame = frame.select(*[F.col(f.name).cast(f.dataType) for f in S.PAGES.fields])
     for part in range(n_files):
-        lake.append(S.PAGES_TABLE, frame.where(F.col(S.PAGE_ID) // per_file == part).coalesce(1))
+        in_part = F.col(S.PAGE_ID).between(part * per_file, (part + 1) * per_file - 1)
+        lake.append(S.PAGES_TABLE, frame.where(in_part).coalesce(1))
     return frame
 
 
