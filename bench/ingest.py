@@ -32,11 +32,13 @@ files they removed, over the table's bytes, ending with ``incremental_rewrite_fr
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import shutil
 import sys
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 
 from pyspark.sql import SparkSession
@@ -201,9 +203,15 @@ def table_scans(spark: SparkSession, executions: list[int], locations: list[str]
     return scans
 
 
+def _stages(spark: SparkSession) -> list[dict]:
+    """The stages the driver's status store holds, as its REST API gives them (raw byte counts)."""
+    sc = spark.sparkContext
+    with urllib.request.urlopen(f"{sc.uiWebUrl}/api/v1/applications/{sc.applicationId}/stages") as response:
+        return json.load(response)
+
+
 def stage_ids(spark: SparkSession) -> set[int]:
-    store = spark.sparkContext._jsc.sc().statusStore()
-    return {s.stageId() for s in _seq(store.stageList(None))}
+    return {s["stageId"] for s in _stages(spark)}
 
 
 def stage_traffic(spark: SparkSession, before: set[int],
@@ -211,17 +219,16 @@ def stage_traffic(spark: SparkSession, before: set[int],
     """Over the stages the status store holds that are not in ``before``: per table, the bytes
     read by the stages whose tasks updated a metric of one of its scans (tasks' input metrics:
     the column chunks actually read), and the shuffle bytes all of them wrote."""
-    store = spark.sparkContext._jsc.sc().statusStore()
     read = dict.fromkeys(scan_metrics, 0)
     shuffled = 0
-    for stage in _seq(store.stageList(None)):
-        if stage.stageId() in before:
+    for stage in _stages(spark):
+        if stage["stageId"] in before:
             continue
-        shuffled += stage.shuffleWriteBytes()
-        updated = {int(a.id()) for a in _seq(stage.accumulatorUpdates())}
+        shuffled += int(stage.get("shuffleWriteBytes", 0))
+        updated = {int(a["id"]) for a in stage.get("accumulatorUpdates", [])}
         for table, ids in scan_metrics.items():
             if updated & ids:
-                read[table] += stage.inputBytes()
+                read[table] += int(stage.get("inputBytes", 0))
     return read, shuffled
 
 
