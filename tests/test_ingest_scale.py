@@ -290,7 +290,8 @@ def test_batch_pages_are_looked_up_by_their_keys_and_merged_into_their_files(spa
         assert [tuple(r) for r in lookup.collect()] == [("com.h1/p12", 12)]
         plan = lookup._jdf.queryExecution().executedPlan().toString()
         assert f"ReadSchema: struct<{S.PAGE_ID}:bigint,{S.URL_KEY}:string>" in plan
-        assert ("BroadcastHashJoin" in plan) is broadcast_keys
+        # without the hint Spark may still broadcast keys this few (adaptive execution)
+        assert "BroadcastHashJoin" in plan or not broadcast_keys
     with_ids = I.pages_with_ids(batch, lake.read(S.PAGES_TABLE), 40)
     assert sorted((r[S.URL], r[S.PAGE_ID]) for r in with_ids.collect()) == [
         ("http://h1.com/p12", 12), ("http://h9.com/new", 40)]
