@@ -245,11 +245,12 @@ def ingest_traffic(spark: SparkSession, config, lake, batch: str) -> tuple[float
     report = ingest.run(StepContext.create(spark, config), ingest.Params(batch, "parquet"))
     print(f"batch:  {time.monotonic() - started:8.1f} s  ({report.summary()})", flush=True)
     scans = table_scans(spark, executions_since(spark, seen), list(tables.values()))
-    read, shuffled = stage_traffic(spark, stages, {t: scans[location][1] for t, location in tables.items()})
+    in_stages, shuffled = stage_traffic(spark, stages, {t: scans[location][1] for t, location in tables.items()})
+    read = {table: scans[location][0] for table, location in tables.items()}
     total = sum(sizes.values())
-    for table, location in tables.items():
-        print(f"  {table}: {sizes[table]:,} bytes; its scans read {read[table]:,} bytes "
-              f"(of files of {scans[location][0]:,} bytes)", flush=True)
+    for table in tables:
+        print(f"  {table}: {sizes[table]:,} bytes; its scans read files of {read[table]:,} bytes "
+              f"(input bytes of the stages scanning it: {in_stages[table]:,})", flush=True)
     print(f"  shuffled {shuffled:,} bytes", flush=True)
     print(f"incremental_read_fraction={sum(read.values()) / total:.4f}")
     print(f"incremental_shuffle_fraction={shuffled / total:.4f}", flush=True)
