@@ -252,3 +252,57 @@ def test_sightings_of_a_pair_are_ranked_latest_then_smallest_anchor_with_widened
         Row(anchor_text="back", _rank=1, discovered="2026-01-05", last_seen="2026-01-06"),
         Row(anchor_text="invalid", _rank=None, discovered="2026-01-07", last_seen="2026-01-08"),
     ])
+
+
+def _stored_pages(spark, lake, n_files=4, per_file=10):
+    """``pages`` of ``n_files`` files of ``per_file`` pages each, page ``i`` on host ``h<i // per_file>``."""
+    from linkgraph.inputs import ingest as I
+
+    rows = [Row(page_id=i, url=f"http://h{i // per_file}.com/p{i}", host=f"h{i // per_file}.com",
+                registered_domain=f"h{i // per_file}.com", first_seen_at=DAY1, last_seen_at=DAY1)
+            for i in range(n_files * per_file)]
+    frame = spark.createDataFrame(rows).withColumn(S.URL_KEY, I.url_key(F.col(S.URL)))
+    frame = frame.select(*[F.col(f.name).cast(f.dataType) for f in S.PAGES.fields])
+    for part in range(n_files):
+        in_part = F.col(S.PAGE_ID).between(part * per_file, (part + 1) * per_file - 1)
+        lake.append(S.PAGES_TABLE, frame.where(in_part).coalesce(1))
+    return frame
+
+
+def test_batch_pages_are_looked_up_by_their_keys_and_merged_into_their_files(spark, tmp_path):
+    """A batch naming a stored page (12) and a new one: the look-up reads only the (url_key,
+    page_id) columns of ``pages`` (Spark's scan reads that schema) and returns the stored id; the
+    pages MERGE by url carries the batch's page-id ranges, which select one stored file of four,
+    and marks the widened row in a deletion vector instead of rewriting its file."""
+    from linkgraph.inputs import ingest as I
+
+    lake = Lake(spark, LakeConfig(path=str(tmp_path / "lake")))
+    T.ensure_core_tables(lake)
+    stored = _stored_pages(spark, lake)
+    batch = spark.createDataFrame(
+        [("http://h1.com/p12", "h1.com", "h1.com", DAY1, DAY2), ("http://h9.com/new", "h9.com", "h9.com", DAY2, DAY2)],
+        StructType([StructField(S.URL, StringType()), StructField(S.HOST, StringType()),
+                    StructField(S.REGISTERED_DOMAIN, StringType())]).add(S.FIRST_SEEN_AT, "timestamp")
+        .add(S.LAST_SEEN_AT, "timestamp"))
+    for broadcast_keys in (True, False):
+        lookup = I.stored_ids_of(batch.withColumn(S.URL_KEY, I.url_key(F.col(S.URL))), lake.read(S.PAGES_TABLE),
+                                 broadcast_keys)
+        assert [tuple(r) for r in lookup.collect()] == [("com.h1/p12", 12)]
+        plan = lookup._jdf.queryExecution().executedPlan().toString()
+        assert f"ReadSchema: struct<{S.PAGE_ID}:bigint,{S.URL_KEY}:string>" in plan
+        # without the hint Spark may still broadcast keys this few (adaptive execution)
+        assert "BroadcastHashJoin" in plan or not broadcast_keys
+    with_ids = I.pages_with_ids(batch, lake.read(S.PAGES_TABLE), 40)
+    assert sorted((r[S.URL], r[S.PAGE_ID]) for r in with_ids.collect()) == [
+        ("http://h1.com/p12", 12), ("http://h9.com/new", 40)]
+    assert len(lake.read(S.PAGES_TABLE).where(f"{S.PAGE_ID} BETWEEN 12 AND 12").inputFiles()) == 1
+
+    assert T.upsert_pages(lake, with_ids, key=S.URL) == (1, 1)
+    merge = lake.delta_table(S.PAGES_TABLE).history(1).first()
+    assert f"{S.PAGE_ID}#" in merge["operationParameters"]["predicate"]
+    metrics = merge["operationMetrics"]
+    assert (metrics["numTargetFilesRemoved"], metrics["numTargetDeletionVectorsAdded"]) == ("0", "1")
+    expected = stored.where(F.col(S.PAGE_ID) != 12).unionByName(with_ids)
+    assertDataFrameEqual(lake.read(S.PAGES_TABLE), expected)
+    # the same batch again changes nothing
+    assert T.upsert_pages(lake, with_ids, key=S.URL) == (0, 0)
