@@ -166,6 +166,32 @@ def test_every_folder_of_python_modules_is_a_regular_package():
     assert not missing, missing
 
 
+def _functions(tree: ast.AST):
+    return (node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)))
+
+
+def test_no_function_is_longer_than_50_lines():
+    long = sorted(
+        f"{MODULES[module].relative_to(ROOT)}:{fn.lineno} {fn.name} ({fn.end_lineno - fn.lineno + 1} lines)"
+        for module in MODULES
+        for fn in _functions(ast.parse(MODULES[module].read_text()))
+        if fn.end_lineno - fn.lineno + 1 > 50
+    )
+    assert not long, "\n".join(long)
+
+
+def test_imports_are_at_module_level_except_the_clis_lazy_ones():
+    """The CLI imports what loads pyspark or numba only for the commands that need them (``--help``
+    and Spark-free lookups start fast); every other module imports at its top."""
+    inside = sorted(
+        f"{MODULES[module].relative_to(ROOT)}:{node.lineno}: {ast.unparse(node)}"
+        for module in MODULES if module != "linkgraph.cli"
+        for fn in _functions(ast.parse(MODULES[module].read_text()))
+        for node in ast.walk(fn) if isinstance(node, (ast.Import, ast.ImportFrom))
+    )
+    assert not inside, "\n".join(inside)
+
+
 def test_imports_point_down_the_layers():
     upward = sorted(
         f"{module} ({LAYERS[layer_of(module)][0]}) imports {target} ({LAYERS[layer_of(target)][0]})"

@@ -7,7 +7,10 @@ written) or a missing Hadoop FileSystem; 1 anything else.
 from __future__ import annotations
 
 import argparse
+import csv
 import dataclasses
+import io
+import json
 import logging
 import re
 import sys
@@ -27,6 +30,7 @@ from linkgraph.lake.names import (
     INPUT_FORMATS as FORMATS,  # = linkgraph.inputs.readers.FORMATS, without importing pyspark
 )
 from linkgraph.lake.paths import guess_format
+from linkgraph.sample import SAMPLE_SEEDS, write_sample_input
 from linkgraph.steps.registry import (
     Registry,
     RunPlan,
@@ -230,10 +234,6 @@ def _frontier_export_columns() -> tuple[str, ...]:
 
 
 def cmd_frontier(args: argparse.Namespace, config: Config) -> int:
-    import csv
-    import io
-    import json
-
     from linkgraph.explore import lookup
 
     if args.top <= 0:
@@ -257,8 +257,6 @@ def cmd_frontier(args: argparse.Namespace, config: Config) -> int:
 
 
 def _run_plan(args: argparse.Namespace, config: Config) -> RunPlan:
-    from linkgraph.sample import SAMPLE_SEEDS, write_sample_input
-
     sitemaps, seeds = args.sitemaps, list(config.scores.seeds)
     if args.input:
         input_path = _input_path(args.input)

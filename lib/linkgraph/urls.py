@@ -24,6 +24,9 @@ from typing import TYPE_CHECKING, NamedTuple
 from urllib.parse import quote, unquote
 
 import idna
+import pyarrow as pa
+import pyarrow.compute as pc
+import tldextract
 
 from linkgraph.errors import ConfigError
 
@@ -89,8 +92,6 @@ _NULL = CanonicalUrl(None, None, None, NULL_FIELD, "URL is null or blank")
 @functools.cache
 def _psl():
     """The process-wide offline tldextract extractor (bundled PSL snapshot, private domains on)."""
-    import tldextract
-
     extractor = tldextract.TLDExtract(
         suffix_list_urls=(),
         cache_dir=None,
@@ -420,9 +421,6 @@ def canonicalize_arrow(raw_urls: pyarrow.Array) -> pyarrow.StructArray:
     once per distinct host of the array (cached across arrays by ``_host_info``).  Every other
     value goes through ``canonicalize`` once per distinct value of the array.
     """
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
     raw = raw_urls.cast(pa.string())
     fast = pc.fill_null(
         pc.and_(pc.match_substring_regex(raw, FAST_CANONICAL_URL), pc.invert(pc.match_substring(raw, "/."))), False)

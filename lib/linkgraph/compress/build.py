@@ -23,6 +23,8 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructField, StructType
 
+from linkgraph.compress import bits as B
+from linkgraph.compress.bv import BVParams, block_csr, encode_block
 from linkgraph.lake import schemas as S
 from linkgraph.lake.config import CompressConfig
 from linkgraph.lake.ids import host_order
@@ -123,8 +125,6 @@ def order_rows(order: DataFrame, config: CompressConfig, links_version: int, pag
 
 def encode_order_chunk(pdf: pd.DataFrame, build: dict) -> pd.DataFrame:
     """One ``COMPRESSED_ORDER`` row of the pairs (kind, first_id, _key, _value) of one chunk."""
-    from linkgraph.compress import bits as B
-
     pdf = pdf.sort_values(KEY)
     first_id = int(pdf[S.FIRST_ID].iloc[0])
     words, n_bits = B.gamma_encode_pairs(pdf[KEY].to_numpy(np.int64), pdf[VALUE].to_numpy(np.int64), first_id)
@@ -182,9 +182,6 @@ def encode_blocks(arcs: DataFrame, config: CompressConfig, links_version: int, p
 
 def encode_block_frame(pdf: pd.DataFrame, config: CompressConfig, build: dict) -> pd.DataFrame:
     """Encode the arcs of one block (columns node, successor, block_id) into one row."""
-    from linkgraph.compress import bits as B
-    from linkgraph.compress.bv import BVParams, encode_block
-
     block_id = int(pdf[S.BLOCK_ID].iloc[0])
     first_id = block_id
     indptr, successors = block_csr(pdf[NODE].to_numpy(np.int64), pdf[SUCCESSOR].to_numpy(np.int64), first_id)
@@ -203,22 +200,6 @@ def encode_block_frame(pdf: pd.DataFrame, config: CompressConfig, build: dict) -
         S.OFFSETS: B.words_to_bytes(offset_words, int(offset_bits)),
     }
     return pd.DataFrame([row], columns=[f.name for f in ENCODED_BLOCK.fields])
-
-
-def block_csr(nodes: np.ndarray, successors: np.ndarray, first_id: int) -> tuple[np.ndarray, np.ndarray]:
-    """CSR of arcs (nodes[i] -> successors[i]) over nodes ``first_id ..`` up to the last node
-    with an arc: rows sorted, repeated arcs stored once."""
-    order = np.lexsort((successors, nodes))
-    nodes, successors = nodes[order], successors[order]
-    if len(nodes) > 1:
-        distinct = np.ones(len(nodes), dtype=bool)
-        distinct[1:] = (nodes[1:] != nodes[:-1]) | (successors[1:] != successors[:-1])
-        nodes, successors = nodes[distinct], successors[distinct]
-    local = nodes - first_id
-    node_count = int(local[-1]) + 1 if len(local) else 0
-    indptr = np.zeros(node_count + 1, dtype=np.int64)
-    np.cumsum(np.bincount(local, minlength=node_count), out=indptr[1:])
-    return indptr, successors
 
 
 def block_rows(encoded: DataFrame) -> DataFrame:

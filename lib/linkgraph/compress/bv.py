@@ -74,6 +74,22 @@ def parse_residual_code(name: str) -> tuple[int, int]:
     raise ValueError(f"residual code must be gamma, delta or zeta1..zeta7, got {name!r}")
 
 
+def block_csr(nodes: np.ndarray, successors: np.ndarray, first_id: int) -> tuple[np.ndarray, np.ndarray]:
+    """CSR of arcs (nodes[i] -> successors[i]) over nodes ``first_id ..`` up to the last node
+    with an arc: rows sorted, repeated arcs stored once."""
+    order = np.lexsort((successors, nodes))
+    nodes, successors = nodes[order], successors[order]
+    if len(nodes) > 1:
+        distinct = np.ones(len(nodes), dtype=bool)
+        distinct[1:] = (nodes[1:] != nodes[:-1]) | (successors[1:] != successors[:-1])
+        nodes, successors = nodes[distinct], successors[distinct]
+    local = nodes - first_id
+    node_count = int(local[-1]) + 1 if len(local) else 0
+    indptr = np.zeros(node_count + 1, dtype=np.int64)
+    np.cumsum(np.bincount(local, minlength=node_count), out=indptr[1:])
+    return indptr, successors
+
+
 # --- encoding ----------------------------------------------------------------------------------
 
 @njit(cache=True)

@@ -20,15 +20,18 @@ only (``linkgraph.compress.lazy``).
 from __future__ import annotations
 
 import numpy as np
+from deltalake import DeltaTable
+from deltalake.exceptions import TableNotFoundError
 
 from linkgraph.compress import bits as B
-from linkgraph.compress.bv import BVParams, encode_block
+from linkgraph.compress.bv import BVParams, block_csr, encode_block
 from linkgraph.compress.graph import CompressedGraph
 from linkgraph.compress.lazy import LazyConnectivityIndex
 from linkgraph.compress.order import VertexOrder
 from linkgraph.compress.webgraph import write_bvgraph
 from linkgraph.errors import CompressedIndexError, CompressedTableMissing
 from linkgraph.lake import schemas as S
+from linkgraph.lake.paths import table_location
 
 _EMPTY = np.empty(0, dtype=np.int64)
 
@@ -107,8 +110,6 @@ class ConnectivityIndex:
         """Encode an arc list in this process, block by block as ``linkgraph compress`` does
         (``params`` default: ``BVParams()``)."""
         params = params or BVParams()
-        from linkgraph.compress.build import block_csr
-
         sources = np.asarray(sources, dtype=np.int64)
         targets = np.asarray(targets, dtype=np.int64)
         graphs = []
@@ -132,9 +133,7 @@ class ConnectivityIndex:
         """The compressed tables of a lake opened lazily (one block read per page asked about):
         ``source`` a lake directory or a path-based ``Lake``; a catalog ``Lake`` is loaded in full
         through Spark."""
-        from linkgraph.lake.delta import Lake
-
-        if isinstance(source, Lake):
+        if _is_lake(source):
             if source.uses_catalog:
                 return cls.load(source)
             return LazyConnectivityIndex(*(source.location(t) for t in (
@@ -190,19 +189,18 @@ class ConnectivityIndex:
         return cls(graphs[0], graphs[1], links_version=links_version, order=order)
 
 
+def _is_lake(source: object) -> bool:
+    """``source`` is a ``linkgraph.lake.delta.Lake`` (told by its interface, so that this module,
+    the Spark-free lookup path, never imports pyspark)."""
+    return hasattr(source, "uses_catalog") and hasattr(source, "location")
+
+
 def _read_table(source, table: str):
     """A lake table as a pyarrow Table."""
-    from linkgraph.lake.delta import Lake
-
-    if isinstance(source, Lake):
+    if _is_lake(source):
         if not source.exists(table):
             raise CompressedTableMissing(f"table '{table}' not found in lake {source.root}: run linkgraph compress")
         return source.read(table).toArrow()
-    from deltalake import DeltaTable
-    from deltalake.exceptions import TableNotFoundError
-
-    from linkgraph.lake.paths import table_location
-
     path = table_location(str(source), table)
     try:
         return DeltaTable(path).to_pyarrow_table()

@@ -21,6 +21,10 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+from deltalake import DeltaTable
+from deltalake.exceptions import TableNotFoundError
 
 from linkgraph.compress import bits as B
 from linkgraph.compress.bv import BVParams
@@ -38,15 +42,10 @@ class DeltaFiles:
     """The data files of one Delta table with their column statistics (from the log, no data read)."""
 
     def __init__(self, location: str):
-        from deltalake import DeltaTable
-        from deltalake.exceptions import TableNotFoundError
-
         try:
             table = DeltaTable(location)
         except TableNotFoundError:
             raise CompressedTableMissing(f"table not found at {location}: run linkgraph compress") from None
-        import pyarrow as pa
-
         self.table = table
         # rows may be deleted without rewriting their file, which a plain Parquet read would return
         self.deletion_vectors = "deletionVectors" in (table.protocol().reader_features or [])
@@ -88,8 +87,6 @@ def read_rows(path: str, column: str, low, high, keep: Callable[[Any], bool] | N
     the range are not read.  Plain ``ParquetFile`` reads and Python lists: ``pyarrow.dataset``
     (``read_table`` with filters), ``pyarrow.compute`` and ``to_numpy`` import pandas, half a
     second of a one-page lookup."""
-    import pyarrow.parquet as pq
-
     parquet = pq.ParquetFile(path)
     names = columns or parquet.schema_arrow.names
     j = parquet.schema_arrow.get_field_index(column)

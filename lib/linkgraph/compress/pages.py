@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+import pyarrow as pa
+from deltalake import QueryBuilder
 
 from linkgraph.compress.lazy import DeltaFiles, LazyConnectivityIndex, read_rows
 from linkgraph.errors import CompressedTableMissing, MissingTableError
@@ -39,9 +41,6 @@ class PageDirectory:
         """(page_id, url) rows whose ``column`` is one of ``wanted`` (SQL: ``where``) in the files
         ``chosen`` from the log's statistics, or through the SQL engine under deletion vectors."""
         if self._files.deletion_vectors:
-            import pyarrow as pa
-            from deltalake import QueryBuilder
-
             query = QueryBuilder().register("pages", self._files.table)
             result = query.execute(f"SELECT {N.PAGE_ID}, {N.URL} FROM pages WHERE {where}").read_all()
             table = pa.RecordBatchReader.from_stream(result).read_all()

@@ -15,6 +15,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+import matplotlib
+from pyspark.sql import DataFrame
+
 from linkgraph.errors import WidgetError as WidgetError
 
 WIDGET_ENV_PREFIX = "LINKGRAPH_WIDGET_"
@@ -75,8 +78,6 @@ def widget_values(argv: list[str] | None = None, environ: Mapping[str, str] | No
 def local_dbutils(argv: list[str] | None = None, environ: Mapping[str, str] | None = None) -> LocalDbutils:
     """A ``dbutils`` stand-in for running a notebook's source outside Databricks; also switches
     matplotlib to its file-only Agg backend (no display here)."""
-    import matplotlib
-
     matplotlib.use("Agg")
     return LocalDbutils(widget_values(argv, environ))
 
@@ -84,8 +85,6 @@ def local_dbutils(argv: list[str] | None = None, environ: Mapping[str, str] | No
 def local_display(obj: Any, rows: int = 20) -> None:
     """Databricks' ``display`` outside Databricks: DataFrames are printed, figures are not (the
     notebooks save every figure as PNG)."""
-    from pyspark.sql import DataFrame
-
     if isinstance(obj, DataFrame):
         obj.show(rows, truncate=False)
     elif hasattr(obj, "to_string"):

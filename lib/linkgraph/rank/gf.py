@@ -12,6 +12,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from graphframes import GraphFrame
+from py4j.java_gateway import JavaClass
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
@@ -29,8 +31,6 @@ def graphframes_pagerank(
     if teleport is not None:
         raise GraphFramesUnavailable("the graphframes engine computes uniform PageRank only")
     spark = graph.edges.sparkSession
-    from py4j.java_gateway import JavaClass
-
     jvm = spark._jvm
     assert jvm is not None, "a Spark session on a JVM (not Spark Connect)"
     if not isinstance(jvm.org.graphframes.GraphFrame, JavaClass):
@@ -39,10 +39,6 @@ def graphframes_pagerank(
             f"local GraphFrames jar, or spark.graphframes: true ({GRAPHFRAMES_PACKAGE}) where Maven Central "
             "serves it"
         )
-    try:
-        from graphframes import GraphFrame
-    except ImportError as exc:
-        raise GraphFramesUnavailable(f"graphframes-py cannot be imported: {exc}") from exc
 
     vertices = spark.range(graph.n)
     edges = graph.edges.select(F.col(SRC).alias("src"), F.col(DST).alias("dst"))

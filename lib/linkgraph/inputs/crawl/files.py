@@ -1,18 +1,18 @@
 """Opening one input file inside a Spark task and turning it into extraction rows.
 
 Paths come from Spark's file listing (``file:/…`` URIs for local files).  Local files are opened
-directly; any other scheme (``s3://``, ``gs://``, ``abfss://``…) through ``fsspec`` when it is
-installed on the executors (with the file system's driver, e.g. ``s3fs``).  Files are streamed,
-never loaded whole.
+directly; any other scheme (``s3://``, ``gs://``, ``hdfs://``, ``abfss://``…) through
+``pyarrow.fs``, as the text inputs are (``linkgraph.inputs.textfiles.open_raw``).  Files are
+streamed, never loaded whole.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import BinaryIO
 
 from linkgraph.inputs.crawl import extract as X
 from linkgraph.inputs.crawl.warc import read_records
+from linkgraph.inputs.textfiles import open_raw
 from linkgraph.lake.paths import local_path
 
 
@@ -22,13 +22,7 @@ def opener(path: str):
     local = local_path(path, percent_encoded=True)
     if local is not None:
         return lambda: open(local, "rb")
-
-    def open_remote() -> BinaryIO:
-        import fsspec  # optional: only needed for remote file systems
-
-        return fsspec.open(path, "rb").open()
-
-    return open_remote
+    return lambda: open_raw(path)
 
 
 def display_name(path: str) -> str:

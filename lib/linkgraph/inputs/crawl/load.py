@@ -33,6 +33,7 @@ from linkgraph.inputs.crawl.ccgraph import (
     split_vertices,
     vertex_pages,
 )
+from linkgraph.inputs.crawl.files import rows_of_file
 from linkgraph.inputs.crawl.rows import as_reject_input, edges_as_raw, latest_page_signals, list_files
 from linkgraph.inputs.edges import IngestReport, count_rejects, ingest_edges
 from linkgraph.inputs.readers import InputSchemaError
@@ -135,8 +136,6 @@ def extract_rows(spark: SparkSession, input_path: str, fmt: str, settings: X.Ext
     arrow_schema = to_arrow_schema(S.CRAWL_EXTRACT, timezone="UTC")
 
     def extract_partition(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        from linkgraph.inputs.crawl.files import rows_of_file
-
         for batch in batches:
             for path in batch.column("path").to_pylist():
                 buffer = []

@@ -21,6 +21,8 @@ import codecs
 import re
 import zlib
 
+import brotli
+
 from linkgraph.errors import PayloadError as PayloadError
 
 MALFORMED_RECORD = "MALFORMED_RECORD"
@@ -138,8 +140,6 @@ def _inflate(data: bytes, wbits: int, max_bytes: int | None) -> bytes:
 
 def _unbrotli(data: bytes, max_bytes: int | None) -> bytes:
     """Brotli with at most about ``max_bytes + 1`` bytes of output (None: no cap)."""
-    import brotli
-
     decoder = brotli.Decompressor()
     if max_bytes is None:
         out = decoder.process(data)
