@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from linkgraph import errors
@@ -156,3 +159,16 @@ def test_import_authority_with_a_wrong_delimiter_keeps_the_source_and_exits_2(sp
     assert "no valid openpagerank row (2 unreadable" in line
     table = Lake(spark, config_from_dict({"lake": {"path": lake}}).lake).read(EXTERNAL_AUTHORITY_TABLE)
     assert sorted((r.domain, r.authority) for r in table.collect()) == [("com.alpha", 0.55), ("org.beta", 0.2)]
+
+
+@pytest.mark.e2e
+def test_a_command_that_ends_leaves_no_checkpoints_behind(tmp_path):
+    """A command that started its own session removes its application's checkpoint directory when
+    it ends with a result or a usage error (here: a lake without tables, exit 2)."""
+    lake = tmp_path / "lake"
+    lake.mkdir()
+    done = subprocess.run([sys.executable, "-m", "linkgraph.cli", "pagerank", "--lake", str(lake)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "checkpoints under" in done.stderr                     # the session made its directory
+    assert [p.name for p in (lake / "_checkpoints").iterdir()] == []

@@ -402,10 +402,14 @@ def main(argv: list[str] | None = None, registry: Registry | None = None) -> int
         print(exc, file=sys.stderr)
         return EXIT_USAGE
     owns_session = _active_session() is None
+    keep_checkpoints = True   # until the command ends with a result or a usage error
     try:
-        return _dispatch(args, registry)
+        code = _dispatch(args, registry)
+        keep_checkpoints = code not in (0, EXIT_USAGE)
+        return code
     except LinkgraphError as exc:
         print(f"linkgraph {args.command}: error: {exc}", file=sys.stderr)
+        keep_checkpoints = exc.exit_code != EXIT_USAGE
         return exc.exit_code
     except Exception as exc:
         missing = paths.missing_file_system(exc)
@@ -415,12 +419,14 @@ def main(argv: list[str] | None = None, registry: Registry | None = None) -> int
               f"(add its connector, e.g. hadoop-aws for s3a, to spark.jars.packages)", file=sys.stderr)
         return EXIT_USAGE
     finally:
-        # a session this command started ends with it: its checkpoints are no use to anyone after
+        # a session this command started ends with it: the checkpoints of a command that succeeded
+        # (or stopped on a usage error) are no use to anyone after; those of a failed one stay
+        # (logged) for inspection
         session = _active_session() if owns_session else None
         if session is not None:
             from linkgraph.lake.session import clean_checkpoints
 
-            clean_checkpoints(session)
+            clean_checkpoints(session, keep=keep_checkpoints)
 
 
 if __name__ == "__main__":

@@ -130,9 +130,13 @@ def checkpoint_dir_of_lake(lake_root: str) -> str:
     return table_location(lake_root, "_checkpoints")
 
 
-def clean_checkpoints(spark: SparkSession) -> None:
+def clean_checkpoints(spark: SparkSession, keep: bool = False) -> None:
     """Delete this application's checkpoints (the subdirectory Spark made under the configured
-    directory): called when a command ends, as no checkpoint is read after its job."""
+    directory): called when a command ends, as no checkpoint is read after its job.  With ``keep``
+    (a command that failed) they stay, and where they are is logged."""
     directory = spark.sparkContext.getCheckpointDir()
+    if directory and keep:
+        log.warning("kept the checkpoints of this failed command for inspection: %s", directory)
+        return
     if directory and delete_tree(spark, directory):
         log.info("removed checkpoints %s", directory)
