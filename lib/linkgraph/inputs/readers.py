@@ -31,6 +31,7 @@ it as ``?``, a different URL.
 from __future__ import annotations
 
 import csv
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -286,7 +287,8 @@ def read_gml(spark: SparkSession, path: str, limits: LineLimits | None = None,
     each problem of the file is one ``_corrupt_record`` row, a file over the cap is one."""
     limits = limits or LineLimits()
     files = list_input_files(spark, path, limits.follow_symlinks)
-    if local_path(path) is not None and len(files.files) + sum(files.skipped.values()) > 1:
+    local = local_path(path)
+    if (local is not None and os.path.isdir(local)) or len(files.files) + sum(files.skipped.values()) > 1:
         raise InputSchemaError(f"input {path} is a directory: --format gml reads one file")
     rows: list[tuple[str | None, str | None, str | None]] = []
     for file, _ in files.files:
