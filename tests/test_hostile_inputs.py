@@ -36,11 +36,13 @@ def edge(i: int, **extra) -> bytes:
 
 
 class PeakRss:
-    """The peak resident memory of this process and all its descendants (the Spark JVM and its
-    Python workers), sampled every 200 ms while the block runs."""
+    """Peak resident memory, sampled every 200 ms while the block runs: of this process and all
+    its descendants (the Spark JVM and its Python workers) together, and of the largest single
+    process other than the JVM (where a materialised line would sit)."""
 
     def __init__(self) -> None:
         self.peak = 0
+        self.python_peak = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
 
@@ -53,29 +55,33 @@ class PeakRss:
         self._thread.join()
 
     @staticmethod
-    def _tree_bytes() -> int:
+    def _tree() -> list[tuple[str, int]]:
+        """(command name, resident bytes) of this process and its descendants."""
         parents: dict[int, int] = {}
-        rss: dict[int, int] = {}
+        found: dict[int, tuple[str, int]] = {}
         for name in os.listdir("/proc"):
             if not name.isdigit():
                 continue
             try:
-                fields = Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
+                head, tail = Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)
+            except (OSError, ValueError):
                 continue
+            fields = tail.split()
             parents[int(name)] = int(fields[1])
-            rss[int(name)] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
+            found[int(name)] = (head.split("(", 1)[-1], int(fields[21]) * os.sysconf("SC_PAGE_SIZE"))
         tree, frontier = {os.getpid()}, [os.getpid()]
         while frontier:
             parent = frontier.pop()
             children = [pid for pid, ppid in parents.items() if ppid == parent and pid not in tree]
             tree.update(children)
             frontier += children
-        return sum(rss.get(pid, 0) for pid in tree)
+        return [found[pid] for pid in tree if pid in found]
 
     def _sample(self) -> None:
         while not self._stop.is_set():
-            self.peak = max(self.peak, self._tree_bytes())
+            tree = self._tree()
+            self.peak = max(self.peak, sum(rss for _, rss in tree))
+            self.python_peak = max([self.python_peak, *(rss for name, rss in tree if name != "java")])
             self._stop.wait(0.2)
 
 
@@ -123,8 +129,12 @@ def test_gzip_line_bomb_is_one_reject_and_the_rest_of_the_file_is_kept(spark, tm
     with PeakRss() as memory:
         report = ingest_step(spark, config, str(inputs), "jsonl")
     # the whole ingest's time depends on the machine's load; its memory does not
-    print(f"line bomb: {time.monotonic() - started:.1f}s, peak RSS of the test process tree {memory.peak / MiB:.0f} MiB")
-    assert memory.peak < 3 * GiB
+    print(f"line bomb: {time.monotonic() - started:.1f}s, peak RSS of the test process tree {memory.peak / MiB:.0f} MiB, "
+          f"of its largest Python process {memory.python_peak / MiB:.0f} MiB")
+    # the suite's JVM holds what earlier tests left, so the whole tree is bounded loosely; the line
+    # is read by a Python worker, where holding it as bytes and as text (1.5 GiB) would fail
+    assert memory.python_peak < 1.5 * GiB
+    assert memory.peak < 5 * GiB
 
     assert report.rejected_by_reason == {R.MALFORMED_RECORD: 3}, report.rejected_by_reason
     assert report.written == 5 and report.read == 8
