@@ -2,7 +2,7 @@
 with ``--incremental``, what a small daily batch rewrites of a large ``links`` table.
 
     python bench/ingest.py [--edges N]
-    python bench/ingest.py --incremental [--shape hosts|scattered] [--base-links N] [--batch-fraction F]
+    python bench/ingest.py --incremental [--base-links N] [--batch-fraction F]
 
 Generates N edge records (about N/8 pages on N/400 hosts, power-law-ish targets, 1% bad records)
 as Parquet, then times (a) ``linkgraph ingest`` into a fresh lake and (b) a plain
@@ -17,28 +17,19 @@ process / the mean of the two copies around it).
 
 ``--incremental`` ingests a base of N generated links (default 10M), runs ``OPTIMIZE`` on
 ``pages`` and ``links`` (the clustered layout, README "Ingest at scale"), then ingests a batch of
-F×N records (default 1%) whose sources lie in F of the hosts (``--shape hosts``: a host-focused
-crawl) or are F of the pages of every host (``--shape scattered``: a recrawl of 1% of pages
-everywhere): links seen again later (updated), new links between known pages and links to new
-pages.  From Spark's own metrics of the batch's ingest (the SQL metrics of its query executions
-and the shuffle bytes of its stages, read from the driver's status store, which also feeds the UI
-and the REST API) it prints ``incremental_read_fraction=X`` (``size of files read`` of every scan
-of ``links`` and ``pages`` over the two tables' bytes) and ``incremental_shuffle_fraction=X``
-(shuffle bytes written by the ingest's stages over the two tables' bytes), then the bytes the
-batch's commits wrote to ``links`` (``numTargetBytesAdded`` of its MERGEs, Delta history) and the
-files they removed, over the table's bytes, ending with ``incremental_rewrite_fraction=X``.
+F×N records (default 1%) whose sources lie in F of the hosts: links seen again later (updated),
+new links between known pages and links to new pages.  It prints the bytes the batch's commits
+wrote to ``links`` (``numTargetBytesAdded`` of its MERGEs, Delta history) and the files they
+removed, over the table's bytes, ending with ``incremental_rewrite_fraction=X``.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import re
 import shutil
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 from pyspark.sql import SparkSession
@@ -120,145 +111,7 @@ def generate_batch(spark: SparkSession, n_base: int, fraction: float, path: str)
     ).write.mode("overwrite").parquet(path)
 
 
-def generate_scattered_batch(spark: SparkSession, n_base: int, fraction: float, path: str) -> None:
-    """``fraction`` × ``n_base`` records whose sources are the pages ``p`` with
-    ``p % round(1/fraction) == 0``, on every host, seen later than the base: as in
-    :func:`generate_batch`, a fifth link to a page new on the source's host, the rest to pages of
-    that host or popular ones."""
-    n_pages = max(n_base // 8, 10)
-    pages_per_host = 50
-    every = max(round(1 / fraction), 1)
-    chosen = max(n_pages // every, 1)
-    n = max(int(n_base * fraction), 1)
-    ids = spark.range(n)
-    src = (F.abs(F.hash(F.col("id"), F.lit(3))) % chosen) * every
-    host = F.floor(src / pages_per_host)
-    new_page = F.col("id") % 5 == 0
-    same_host = F.rand(13) < 0.7
-    known_dst = F.when(same_host, host * pages_per_host + F.abs(F.hash(F.col("id"), F.lit(5))) % pages_per_host) \
-        .otherwise(F.floor(F.pow(F.rand(17), 3) * n_pages).cast("long"))
-
-    def url(host_no, page):
-        return F.concat(F.lit("http://www.host"), host_no.cast("string"), F.lit(".com/section/page"),
-                        page.cast("string"), F.lit(".html"))
-
-    dst_url = F.when(new_page, url(host, F.lit(n_pages) + F.col("id"))).otherwise(
-        url(F.floor(known_dst / pages_per_host), known_dst))
-    day = F.lit("2026-03-01").cast("timestamp")
-    ids.select(
-        url(host, src).alias("from_url"),
-        dst_url.alias("to_url"),
-        F.concat(F.lit("recrawled "), F.col("id").cast("string")).alias("anchor_text"),
-        F.lit("seen again in the daily recrawl").alias("context_window"),
-        F.lit(None).cast("string").alias("rel"),
-        F.lit("CONTENT").alias("position"),
-        day.alias("discovered_at"),
-        day.alias("last_seen_at"),
-    ).write.mode("overwrite").parquet(path)
-
-
-_SIZE = re.compile(r"([0-9][0-9.,]*) (B|KiB|MiB|GiB|TiB)\b")
-_UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
-
-
-def size_metric_bytes(text: str | None) -> int:
-    """The total of a size SQL metric as the status store shows it (``"15.3 MiB"``, or
-    ``"total (min, med, max)\n15.3 MiB (...)"``): its first size."""
-    found = _SIZE.search(text or "")
-    return int(float(found.group(1).replace(",", "")) * _UNITS[found.group(2)]) if found else 0
-
-
-def _seq(scala_seq) -> list:
-    return [scala_seq.apply(i) for i in range(scala_seq.size())]
-
-
-def executions_since(spark: SparkSession, seen: set[int]) -> list[int]:
-    """Ids of the SQL executions the driver's status store holds that are not in ``seen``."""
-    store = spark._jsparkSession.sharedState().statusStore()
-    return [e.executionId() for e in _seq(store.executionsList()) if e.executionId() not in seen]
-
-
-def table_scans(spark: SparkSession, executions: list[int], locations: list[str]) -> dict[str, tuple[int, set[int]]]:
-    """Per location: ``size of files read`` of every scan node of ``executions`` whose description
-    names it (SQL metrics of the status store), and the ids of those nodes' metrics."""
-    store = spark._jsparkSession.sharedState().statusStore()
-    scans: dict[str, tuple[int, set[int]]] = {location: (0, set()) for location in locations}
-    for execution in executions:
-        values = {}
-        iterator = store.executionMetrics(execution).iterator()
-        while iterator.hasNext():
-            entry = iterator.next()
-            values[int(entry._1())] = entry._2()
-        for node in _seq(store.planGraph(execution).allNodes()):
-            desc = node.desc()
-            location = next((t for t in locations if f"{t}]" in desc or f"{t}," in desc), None)
-            if location is None or not node.name().startswith("Scan"):
-                continue
-            files, ids = scans[location]
-            for metric in _seq(node.metrics()):
-                ids.add(int(metric.accumulatorId()))
-                if metric.name() == "size of files read":
-                    files += size_metric_bytes(values.get(int(metric.accumulatorId())))
-            scans[location] = (files, ids)
-    return scans
-
-
-def _stages(spark: SparkSession) -> list[dict]:
-    """The stages the driver's status store holds, as its REST API gives them (raw byte counts)."""
-    sc = spark.sparkContext
-    with urllib.request.urlopen(f"{sc.uiWebUrl}/api/v1/applications/{sc.applicationId}/stages") as response:
-        return json.load(response)
-
-
-def stage_ids(spark: SparkSession) -> set[int]:
-    return {s["stageId"] for s in _stages(spark)}
-
-
-def stage_traffic(spark: SparkSession, before: set[int],
-                  scan_metrics: dict[str, set[int]]) -> tuple[dict[str, int], int]:
-    """Over the stages the status store holds that are not in ``before``: per table, the bytes
-    read by the stages whose tasks updated a metric of one of its scans (tasks' input metrics:
-    the column chunks actually read), and the shuffle bytes all of them wrote."""
-    read = dict.fromkeys(scan_metrics, 0)
-    shuffled = 0
-    for stage in _stages(spark):
-        if stage["stageId"] in before:
-            continue
-        shuffled += int(stage.get("shuffleWriteBytes", 0))
-        updated = {int(a["id"]) for a in stage.get("accumulatorUpdates", [])}
-        for table, ids in scan_metrics.items():
-            if updated & ids:
-                read[table] += int(stage.get("inputBytes", 0))
-    return read, shuffled
-
-
-def ingest_traffic(spark: SparkSession, config, lake, batch: str) -> tuple[float, float]:
-    """Ingest ``batch`` and print what it read of ``links`` and ``pages`` and shuffled, over the
-    two tables' bytes (Spark's metrics: tasks' input and shuffle bytes per stage, scans' SQL
-    metrics); returns (read fraction, shuffle fraction)."""
-    from linkgraph.lake import schemas as S
-
-    tables = {t: lake.location(t) for t in (S.LINKS_TABLE, S.PAGES_TABLE)}
-    sizes = {t: int(lake.delta_table(t).detail().first()["sizeInBytes"]) for t in tables}
-    seen, stages = set(executions_since(spark, set())), stage_ids(spark)
-    started = time.monotonic()
-    report = ingest.run(StepContext.create(spark, config), ingest.Params(batch, "parquet"))
-    print(f"batch:  {time.monotonic() - started:8.1f} s  ({report.summary()})", flush=True)
-    scans = table_scans(spark, executions_since(spark, seen), list(tables.values()))
-    in_stages, shuffled = stage_traffic(spark, stages, {t: scans[location][1] for t, location in tables.items()})
-    read = {table: scans[location][0] for table, location in tables.items()}
-    total = sum(sizes.values())
-    for table in tables:
-        print(f"  {table}: {sizes[table]:,} bytes; its scans read files of {read[table]:,} bytes "
-              f"(input bytes of the stages scanning it: {in_stages[table]:,})", flush=True)
-    print(f"  shuffled {shuffled:,} bytes", flush=True)
-    print(f"incremental_read_fraction={sum(read.values()) / total:.4f}")
-    print(f"incremental_shuffle_fraction={shuffled / total:.4f}", flush=True)
-    return sum(read.values()) / total, shuffled / total
-
-
-def incremental(spark: SparkSession, config, workdir: Path, n_base: int, fraction: float,
-                shape: str = "hosts") -> float:
+def incremental(spark: SparkSession, config, workdir: Path, n_base: int, fraction: float) -> float:
     """Base ingest, OPTIMIZE, one batch; returns (and prints) the rewrite fraction of ``links``."""
     from linkgraph.lake import schemas as S
     from linkgraph.lake.delta import Lake
@@ -278,8 +131,10 @@ def incremental(spark: SparkSession, config, workdir: Path, n_base: int, fractio
           f"{detail['sizeInBytes']:,} bytes)", flush=True)
     before = lake.current_version(S.LINKS_TABLE)
 
-    (generate_batch if shape == "hosts" else generate_scattered_batch)(spark, n_base, fraction, batch)
-    ingest_traffic(spark, config, lake, batch)
+    generate_batch(spark, n_base, fraction, batch)
+    started = time.monotonic()
+    report = ingest.run(StepContext.create(spark, config), ingest.Params(batch, "parquet"))
+    print(f"batch:  {time.monotonic() - started:8.1f} s  ({report.summary()})", flush=True)
     commits = links.history().where(F.col("version") > before).collect()
     written = removed = 0
     for commit in commits:
@@ -303,9 +158,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--edges", type=int, default=1_000_000)
     parser.add_argument("--incremental", action="store_true",
                         help="measure what a small batch rewrites of a large links table instead")
-    parser.add_argument("--shape", choices=("hosts", "scattered"), default="hosts",
-                        help="--incremental: the batch's sources in a fraction of the hosts, or a fraction "
-                             "of the pages of every host")
     parser.add_argument("--base-links", type=int, default=10_000_000, help="--incremental: base records")
     parser.add_argument("--batch-fraction", type=float, default=0.01,
                         help="--incremental: batch records and source hosts, as a fraction of the base")
@@ -328,13 +180,11 @@ def main(argv: list[str] | None = None) -> int:
     config = config_from_dict({"lake": {"path": str(workdir / "lake")}, "spark": spark_config})
     spark = get_spark(config.spark)
     spark.sparkContext.setLogLevel("ERROR")
-    # scan descriptions keep the whole table location (how the read metrics find the table's scans)
-    spark.conf.set("spark.sql.maxMetadataStringLength", "10000")
     if args.max_file_mb:
         spark.conf.set("spark.databricks.delta.optimize.maxFileSize", str(args.max_file_mb * 1024 * 1024))
     try:
         if args.incremental:
-            incremental(spark, config, workdir, args.base_links, args.batch_fraction, args.shape)
+            incremental(spark, config, workdir, args.base_links, args.batch_fraction)
             return 0
         source = str(workdir / "edges.parquet")
         generate_edges(spark, args.edges, source)

@@ -330,36 +330,22 @@ def batch_pages(links: DataFrame) -> DataFrame:
     )
 
 
-def pages_with_ids(pages_batch: DataFrame, existing_pages: DataFrame, first_id: int,
-                   broadcast_keys: bool = True) -> DataFrame:
+def pages_with_ids(pages_batch: DataFrame, existing_pages: DataFrame, first_id: int) -> DataFrame:
     """The pages of the batch in the ``pages`` schema: a URL already in ``existing_pages`` with its
     stored id and key, a new one numbered from ``first_id`` in ``url_key`` order (host reversed).
 
-    ``existing_pages`` is looked up by ``url_key`` (a function of the canonical URL that tells
-    URLs apart, :func:`url_key`) and only for the batch's keys (:func:`stored_ids_of`), so the
-    look-up reads two narrow columns of ``pages``, never its URLs, and shuffles nothing of it; then
-    one numbering of the batch's pages, the new ones first (so their ids are dense), the known
-    ones after them (their numbers then replaced by the stored ids).  ``first_id`` must exceed
-    every stored id.
+    One lookup join against ``existing_pages``' (url, page_id, url_key) and one numbering of the
+    batch's pages, the new ones first (so their ids are dense), the known ones after them (their
+    numbers then replaced by the stored ids).  ``first_id`` must exceed every stored id.
     """
-    keyed = pages_batch.withColumn(S.URL_KEY, url_key(F.col(S.URL)))
-    stored = stored_ids_of(keyed, existing_pages, broadcast_keys)
-    looked_up = keyed.join(stored, on=S.URL_KEY, how="left").withColumn(
-        "_known", F.col("_stored_id").isNotNull())
-    numbered = number_in_order(looked_up, ["_known", S.URL_KEY, S.URL], first_id, S.PAGE_ID)
+    looked_up = pages_batch.join(
+        existing_pages.select(S.URL, F.col(S.PAGE_ID).alias("_stored_id"), F.col(S.URL_KEY).alias("_stored_key")),
+        on=S.URL, how="left")
+    keyed = looked_up.withColumns({"_known": F.col("_stored_id").isNotNull(),
+                                   S.URL_KEY: F.coalesce(F.col("_stored_key"), url_key(F.col(S.URL)))})
+    numbered = number_in_order(keyed, ["_known", S.URL_KEY, S.URL], first_id, S.PAGE_ID)
     return numbered.withColumn(S.PAGE_ID, F.coalesce(F.col("_stored_id"), F.col(S.PAGE_ID))).select(
         *[F.col(f.name).cast(f.dataType) for f in S.PAGES.fields])
-
-
-def stored_ids_of(keyed_batch: DataFrame, existing_pages: DataFrame, broadcast_keys: bool = True) -> DataFrame:
-    """(url_key, ``_stored_id``) of the stored pages whose key is one of the batch's: the stored
-    pages' (url_key, page_id) columns filtered by a semi-join with the batch's distinct keys.
-    With ``broadcast_keys`` (the batch's keys fit every task) the keys are broadcast and the
-    stored columns are filtered where they are read: nothing of ``pages`` is shuffled, only the
-    batch's own pages leave the scan."""
-    keys = keyed_batch.select(S.URL_KEY).distinct()
-    stored = existing_pages.select(S.URL_KEY, F.col(S.PAGE_ID).alias("_stored_id"))
-    return stored.join(F.broadcast(keys) if broadcast_keys else keys, on=S.URL_KEY, how="left_semi")
 
 
 def new_pages_with_ids(pages_batch: DataFrame, existing_pages: DataFrame, first_id: int) -> DataFrame:

@@ -237,13 +237,12 @@ def _widen_sightings(first: str, last: str) -> tuple[str, dict[str, str]]:
 
 
 def upsert_pages(lake: Lake, pages: DataFrame, key: str) -> tuple[int, int]:
-    """MERGE pages on ``key``: insert new ones, widen first/last seen of known ones.  The rows
-    carry their page ids (by url: the stored id of a known URL), so the MERGE reads only the files
-    of the batch's id ranges and marks the widened rows in deletion vectors; a concurrent ingest's
-    pages numbered from the same first id lie in those ranges, which Delta reports as a conflict."""
+    """MERGE pages on ``key``: insert new ones, widen first/last seen of known ones.  By page_id
+    the MERGE reads only the files of the batch's id ranges; by url it reads the url column of
+    ``pages`` and marks the widened rows in deletion vectors."""
     condition, widened = _widen_sightings(S.FIRST_SEEN_AT, S.LAST_SEEN_AT)
     metrics = lake.merge(PAGES.name, pages, keys=[key], update_set=widened, update_condition=condition,
-                         prune_on=S.PAGE_ID)
+                         prune_on=S.PAGE_ID if key == S.PAGE_ID else None)
     return metrics.inserted, metrics.updated
 
 
