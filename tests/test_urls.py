@@ -2,18 +2,29 @@
 
 from __future__ import annotations
 
+import ast
+import gzip
 import os
+import re
 import socket
 import subprocess
 import sys
+import time
+from collections import Counter
+from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import shared_file
 from linkgraph import urls
+from linkgraph.inputs.crawl.extract import ExtractSettings
+from linkgraph.inputs.crawl.files import rows_of_file
 from linkgraph.urls import (
+    CANONICAL_COLUMNS,
     CanonicalUrl,
     canonicalize,
     canonicalize_arrow,
@@ -339,6 +350,201 @@ def test_canonicalize_arrow_agrees_with_canonicalize(values: list[str | None]) -
     ``canonicalize`` gives each value."""
     got = canonicalize_arrow(pa.array(values, pa.string())).to_pylist()
     assert got == [canonicalize(v)._asdict() for v in values]
+
+
+# --- the vectorised path against canonicalize on real URLs ------------------------------------
+
+EQUIVALENCE_MIN_URLS = 100_000
+CHUNK_ROWS = 10_000
+URL_DATA_FILES = ("hollins-2004/hollins.dat", "polblogs/polblogs.gml.gz", "sitemaps/spark.apache.org-sitemap-excerpt.xml",
+                  "warc/CC-MAIN-2020-34-excerpt.warc.gz", "warc/whirlwind.warc.gz")
+HOSTILE_TEST_FILES = ("test_hostile_inputs.py", "test_bad_input.py", "test_crawl_hostile.py")
+_BACKSLASH = "\\"
+_SLASH_VARIANTS = ("\\\\", "/\\", "\\/", "/", "///", "")
+_PATH_EXTRAS = ("%7euser", "%2f", "%zz", "a b", "é", "%c3%a9", '"<>^`{|}', "[1]", "%", "~", "%41%62c", "\\x")
+_ABSOLUTE_RE = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://([^/?#\\]*)(.*)", re.DOTALL)
+
+
+def shared_data_urls(data: Path) -> list[str]:
+    """The URLs of the shared data sets, as their files hold them: Hollins pages (with their
+    trailing space), polblogs labels (host names, some with a path or a trailing space) and the
+    same as ``http://`` URLs, the sitemap's ``<loc>``s, and the WARC samples' pages and links."""
+    hollins, polblogs, sitemap, *warcs = (data / name for name in URL_DATA_FILES)
+    lines = hollins.read_text("ascii").split("\n")
+    found = [line.split(" ", 1)[1] for line in lines[1 : int(lines[0].split()[0]) + 1]]
+    labels = re.findall(r'label "([^"]*)"', gzip.decompress(polblogs.read_bytes()).decode())
+    found += labels + [f"http://{label}" for label in labels]
+    found += re.findall(r"<loc>([^<]*)</loc>", sitemap.read_text("utf-8"))
+    for warc in warcs:
+        for row in rows_of_file(str(warc), "warc", ExtractSettings()):
+            found += [row[column] for column in ("from_url", "to_url", "url") if row[column] is not None]
+    return list(dict.fromkeys(found))
+
+
+def _hosts_variants(scheme: str, host: str, rest: str, i: int) -> list[str]:
+    labels = host.split(".")
+    unicode_label = ["bücher", "ПРИМЕР", "例子", "ＷＷＷ", "xn--bcher-kva", "XN--BCHER-KVA", "xn--zz", "straße",
+                     "☃\u200d", "a" * 64, "", "exa!mple", "-x-", "foo_bar"][i % 14]
+    a, b, c, d = (i * 7) % 256, (i * 13) % 300, (i * 31) % 256, i % 260
+    ip = [f"{a}.{b}.{c}.{d}", f"0{a}.{b}.{c}.{d}", f"{a}.{b}.{c}", f"[2001:DB8::{i:X}]", f"[2001:db8:0:0:0:0:0:{i % 65536:x}]",
+          "[::1]", f"[fe80::{i % 97:x}%25eth0]", "[1:2:3]", f"[::ffff:{a}.{c}.{d % 256}.1]", f"[{i:x}::", f"[::{i % 9}]x",
+          f"{a}.{c}.{d % 256}.{a}"][i % 12]
+    port = ["80", "443", "8080", "080", "0", "65535", "65536", "", "８０", "-1", "8a", "1:2"][(i // 3) % 12]
+    userinfo = ["user", "user:pw", ":", "a@b", "", "us er", "%40"][i % 7]
+    return [
+        f"{scheme.upper()}://{host.upper()}{rest}",
+        f"{scheme}://{host}:{port}{rest}",
+        f"{scheme}://{userinfo}@{host}{rest}",
+        f"{scheme}://{'.'.join([unicode_label, *labels[1:]]) if len(labels) > 1 else unicode_label + '.' + host}{rest}",
+        f"{scheme}://{host.replace('.', ['。', '．', '｡', '..'][i % 4])}{rest}",
+        f"{scheme}://{ip}{rest}",
+        f"{scheme}://{host}{['.', '..', '.:80', ':'][i % 4]}{rest}",
+    ]
+
+
+def _rest_variants(scheme: str, host: str, rest: str, i: int) -> list[str]:
+    base = f"{scheme}://{host}"
+    path, _, query = rest.partition("?")
+    path = path or "/"
+    first = re.search(r"[A-Za-z0-9]", path)
+    escaped = path if first is None else f"{path[:first.start()]}%{ord(first.group()):02{'x' if i % 2 else 'X'}}{path[first.end():]}"
+    dots = ["/./", "/../", "/a/b/../", "/%2e/", "/.%2E/", "/..", "/."][i % 7]
+    extra = _PATH_EXTRAS[i % len(_PATH_EXTRAS)]
+    segment = path.rsplit("/", 1)
+    return [
+        f"{base}{escaped}{'?' + query if query else ''}",
+        f"{base}{extra}{rest}" if rest.startswith("/") else f"{base}/{extra}{rest}",
+        f"{base}{segment[0]}{dots}{segment[1]}{'?' + query if query else ''}",
+        f"{base}{rest}#{['', 'top', 'a#b', 'x y', '%zz', '?q'][i % 6]}",
+        f"{base}{path}?{[query, '', 'a=b c', 'q=%7e&x=[1]', '#', 'x=../y', 'ü=1'][i % 7]}",
+        f"{scheme}:{_SLASH_VARIANTS[i % 6]}{host}{rest.replace('/', _BACKSLASH)}",
+    ]
+
+
+def _text_variants(url: str, scheme: str, host: str, rest: str, i: int) -> list[str]:
+    return [
+        [" " + url, url + "\n", "\t" + url + " ", url + " x", "\u3000" + url, url + "\x00", url + "\x7f"][i % 7],
+        [f"ftp://{host}{rest}", f"//{host}{rest}", f"{scheme}:{host}{rest}", f"{scheme}://{rest}", f"mailto:{host}",
+         f"{scheme}://:80{rest}", f"{host}{rest}", f"javascript:{rest}", f"h\u0074tps://{host}", f"1http://{host}/"][i % 10],
+    ]
+
+
+def _fast_shaped_variants(url: str, i: int) -> list[str]:
+    """Variants of a real URL's canonical form that keep the shape the vectorised path takes as it
+    is: other schemes, queries, subdomains, and hosts of that shape that are not canonical hosts."""
+    canonical = canonicalize(url).url
+    if canonical is None:
+        return []
+    scheme, authority, rest = canonical.split("://", 1)[0], *canonical.split("://", 1)[1].partition("/")[::2]
+    odd_host = [f"{authority.replace('.', '-', 1)}.invalidtld", f"xn--zz.{authority}", f"{authority}.{i % 1000}",
+                f"1.2.3.{i % 300}", f"{'a' * 64}.{authority}", f"{'x.' * 125}{authority}", "blogspot.com",
+                f"x{i % 7}.co.uk", f"{i % 256}.{i % 7}.{i % 99}.1", "com.com"][i % 10]
+    return [
+        canonical,
+        f"{'https' if scheme == 'http' else 'http'}://{authority}/{rest}",
+        f"{canonical}{'&' if '?' in canonical else '?'}page={i}",
+        f"{scheme}://{['www', 'm', 'w3', 'cdn', 'a_b', 'x-y', 'xn--bcher-kva'][i % 7]}.{authority}/{rest}",
+        f"{scheme}://{odd_host}/{rest}",
+    ]
+
+
+def url_variants(url: str, i: int) -> list[str]:
+    """Deterministic hostile variants of a real URL: host case, ports, userinfo, IDNA and
+    full-width dots, IPv4/IPv6 literals, trailing dots, percent-encoding, dot segments, fragments,
+    queries, backslashes, whitespace, control characters and invalid schemes or authorities."""
+    match = _ABSOLUTE_RE.fullmatch(url.strip())
+    if match is None:
+        return [f"http://{url}", f"HTTPS://{url.upper()}", f" {url} "]
+    scheme, authority, rest = match.groups()
+    host = authority.rpartition("@")[2].partition(":")[0] or "example.com"
+    others = [*_hosts_variants(scheme, host, rest, i), *_rest_variants(scheme, host, rest, i),
+              *_text_variants(url, scheme, host, rest, i)]
+    return [*_fast_shaped_variants(url, i), *others[i % 2 :: 2]]  # each kind for half of the URLs
+
+
+def _url_like_constants(path: Path) -> list[str]:
+    """String constants of a test module that look like URLs (a scheme, ``//``, ``/`` or ``www.``)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) <= 4096:
+            if re.match(r"\s*(?:[A-Za-z][A-Za-z0-9+.-]*:|/|www\.)", node.value):
+                found.append(node.value)
+    return found
+
+
+def hostile_urls() -> list[str]:
+    """The hostile URLs of the tests: this module's hand-written cases (canonical forms and what
+    they become, hosts, rejects, the fast-path cases) and the URL-like strings of the hostile-input
+    test modules."""
+    cases = [case[0] for case in test_canonical_form.pytestmark[0].args[1]]
+    cases += [case[1] for case in test_canonical_form.pytestmark[0].args[1]]
+    cases += [case[0] for case in test_host_and_registered_domain.pytestmark[0].args[1]]
+    cases += [case[0] for case in test_rejects.pytestmark[0].args[1]]
+    cases += [*FAST_PATH_CASES, "http://a.com\\@b.com/", "http://a\\@b.com/"]
+    tests = Path(__file__).resolve().parent
+    for name in HOSTILE_TEST_FILES:
+        cases += _url_like_constants(tests / name)
+    return list(dict.fromkeys(cases))
+
+
+def _arrow_safe(value: str | None) -> bool:
+    """Arrow strings are UTF-8: a lone surrogate (a case of ``canonicalize``'s own tests) cannot be
+    in one (readers replace it before canonicalisation)."""
+    if value is not None:
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+    return True
+
+
+def equivalence_corpus(data: Path) -> list[str | None]:
+    """The hostile cases, the shared data sets' URLs and their variants (at least
+    EQUIVALENCE_MIN_URLS distinct values)."""
+    real = shared_data_urls(data)
+    values: list[str | None] = [*hostile_urls(), *real]
+    for i, url in enumerate(real):
+        values += url_variants(url, i)
+    return [value for value in dict.fromkeys(values) if _arrow_safe(value)]
+
+
+def _disagreements(got: pa.StructArray, want: list[CanonicalUrl], values: list[str | None]) -> list[str]:
+    problems = []
+    for index, column in enumerate(CANONICAL_COLUMNS):
+        expected = [row[index] for row in want]
+        actual = got.field(column).to_pylist()
+        if actual != expected:
+            wrong = [i for i, (a, e) in enumerate(zip(actual, expected, strict=True)) if a != e]
+            problems += [f"{column} of {values[i]!r}: {actual[i]!r} != {expected[i]!r}" for i in wrong[:5]]
+            problems.append(f"{column}: {len(wrong)} values differ")
+    return problems
+
+
+def test_canonicalize_arrow_equals_canonicalize_on_real_urls_and_hostile_cases() -> None:
+    """The vectorised path gives exactly ``canonicalize``'s rows (url, host, registered domain,
+    reason and detail, every reject reason) on the shared data sets' URLs, their hostile variants
+    and the tests' hostile cases, whole and in slices of CHUNK_ROWS (a host dictionary per array)."""
+    data = [shared_file(name) for name in URL_DATA_FILES][0].parents[1]
+    values = equivalence_corpus(data)
+    assert len(values) >= EQUIVALENCE_MIN_URLS
+    started = time.perf_counter()
+    want = [canonicalize(value) for value in values]
+    reference_seconds = time.perf_counter() - started
+    raw = pa.array(values, pa.string())
+    chunkings = {"one array": [raw], f"slices of {CHUNK_ROWS}": [raw.slice(i, CHUNK_ROWS) for i in range(0, len(raw), CHUNK_ROWS)],
+                 "large_string slices of 7,777": [raw.cast(pa.large_string()).slice(i, 7_777) for i in range(0, len(raw), 7_777)]}
+    for name, arrays in chunkings.items():
+        urls._host_info.cache_clear()
+        got = pa.concat_arrays([canonicalize_arrow(array) for array in arrays])
+        problems = _disagreements(got, want, values)
+        assert not problems, f"{name}: " + "; ".join(problems)
+    fast = sum(pc.sum(urls.fast_path_mask(array)).as_py() or 0 for array in chunkings[f"slices of {CHUNK_ROWS}"])
+    shaped = pc.sum(pc.match_substring_regex(raw, urls.FAST_CANONICAL_URL)).as_py()
+    reasons = Counter(row.reason for row in want)
+    print(f"urls_checked={len(values)} fast_path={fast} slow_path={len(values) - fast} "
+          f"fast_shaped_but_slow={shaped - fast} reasons={dict(reasons)} reference_seconds={reference_seconds:.2f}")
+    assert fast >= 20_000 and len(values) - fast >= 20_000 and shaped - fast >= 1_000
+    assert set(reasons) == {None, "NULL_FIELD", "MALFORMED_URL", "UNSUPPORTED_SCHEME", "INVALID_HOST"}
 
 
 # --- offline Public Suffix List ----------------------------------------------------------------

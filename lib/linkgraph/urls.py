@@ -37,6 +37,7 @@ __all__ = [
     "CanonicalUrl",
     "canonicalize",
     "canonicalize_arrow",
+    "fast_path_mask",
     "FAST_CANONICAL_URL",
     "IPV4_SHAPE",
     "classify_link",
@@ -412,16 +413,9 @@ FAST_CANONICAL_URL = (
 _FAST_HOST = r"^https?://(?P<host>[^/]+)/"
 
 
-def canonicalize_arrow(raw_urls: pyarrow.Array) -> pyarrow.StructArray:
-    """:func:`canonicalize` of every value of a string array, as a struct array with the fields of
-    :data:`CANONICAL_COLUMNS` (for Arrow UDFs; the result equals ``canonicalize`` value by value).
-
-    The common case costs no Python per value: a URL :data:`FAST_CANONICAL_URL` matches (Arrow's
-    vectorised RE2 kernels) is its own canonical form when its host is, and its host is looked up
-    once per distinct host of the array (cached across arrays by ``_host_info``).  Every other
-    value goes through ``canonicalize`` once per distinct value of the array.
-    """
-    raw = raw_urls.cast(pa.string())
+def _fast_rows(raw: pyarrow.Array) -> tuple[pyarrow.BooleanArray, list[pyarrow.Array]]:
+    """Which values of a string array are taken as they are, and the five columns of
+    :data:`CANONICAL_COLUMNS` for them (null in every other row)."""
     fast = pc.fill_null(
         pc.and_(pc.match_substring_regex(raw, FAST_CANONICAL_URL), pc.invert(pc.match_substring(raw, "/."))), False)
     nothing = pa.nulls(len(raw), pa.string())
@@ -432,9 +426,26 @@ def canonicalize_arrow(raw_urls: pyarrow.Array) -> pyarrow.StructArray:
     host_is_canonical = pa.array([info[0] == host for info, host in zip(infos, hosts, strict=True)], pa.bool_())
     taken = pc.fill_null(pc.take(host_is_canonical, encoded.indices), False)
     domain = pc.take(pa.array([info[1] for info in infos], pa.string()), encoded.indices)
-    columns = [pc.if_else(taken, raw, nothing), pc.if_else(taken, fast_host, nothing),
-               pc.if_else(taken, domain, nothing), nothing, nothing]
+    return taken, [pc.if_else(taken, raw, nothing), pc.if_else(taken, fast_host, nothing),
+                   pc.if_else(taken, domain, nothing), nothing, nothing]
 
+
+def fast_path_mask(raw_urls: pyarrow.Array) -> pyarrow.BooleanArray:
+    """True for the values :func:`canonicalize_arrow` takes as they are (no Python per value)."""
+    return _fast_rows(raw_urls.cast(pa.string()))[0]
+
+
+def canonicalize_arrow(raw_urls: pyarrow.Array) -> pyarrow.StructArray:
+    """:func:`canonicalize` of every value of a string array, as a struct array with the fields of
+    :data:`CANONICAL_COLUMNS` (for Arrow UDFs; the result equals ``canonicalize`` value by value).
+
+    The common case costs no Python per value: a URL :data:`FAST_CANONICAL_URL` matches (Arrow's
+    vectorised RE2 kernels) is its own canonical form when its host is, and its host is looked up
+    once per distinct host of the array (cached across arrays by ``_host_info``).  Every other
+    value goes through ``canonicalize`` once per distinct value of the array.
+    """
+    raw = raw_urls.cast(pa.string())
+    taken, columns = _fast_rows(raw)
     rest = pc.invert(taken)
     rest_values = raw.filter(rest).to_pylist()
     if rest_values:
