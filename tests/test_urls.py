@@ -429,7 +429,7 @@ def _text_variants(url: str, scheme: str, host: str, rest: str, i: int) -> list[
     ]
 
 
-def _fast_shaped_variants(url: str, i: int) -> list[str]:
+def fast_shaped_variants(url: str, i: int) -> list[str]:
     """Variants of a real URL's canonical form that keep the shape the vectorised path takes as it
     is: other schemes, queries, subdomains, and hosts of that shape that are not canonical hosts."""
     canonical = canonicalize(url).url
@@ -459,7 +459,7 @@ def url_variants(url: str, i: int) -> list[str]:
     host = authority.rpartition("@")[2].partition(":")[0] or "example.com"
     others = [*_hosts_variants(scheme, host, rest, i), *_rest_variants(scheme, host, rest, i),
               *_text_variants(url, scheme, host, rest, i)]
-    return [*_fast_shaped_variants(url, i), *others[i % 2 :: 2]]  # each kind for half of the URLs
+    return [*fast_shaped_variants(url, i), *others[i % 2 :: 2]]  # each kind for half of the URLs
 
 
 def _url_like_constants(path: Path) -> list[str]:
