@@ -362,6 +362,10 @@ HOSTILE_TEST_FILES = ("test_hostile_inputs.py", "test_bad_input.py", "test_crawl
 _BACKSLASH = "\\"
 _SLASH_VARIANTS = ("\\\\", "/\\", "\\/", "/", "///", "")
 _PATH_EXTRAS = ("%7euser", "%2f", "%zz", "a b", "é", "%c3%a9", '"<>^`{|}', "[1]", "%", "~", "%41%62c", "\\x")
+# escapes next to the canonical ones (upper-case hex of a character that is not unreserved)
+_ESCAPE_VARIANTS = ("%00", "%1F", "%20", "%2C", "%2D", "%2E", "%2F", "%30", "%39", "%3A", "%3F", "%40", "%41", "%5A",
+                    "%5B", "%5E", "%5F", "%60", "%61", "%7A", "%7B", "%7D", "%7E", "%7F", "%80", "%C3%A9", "%FF", "%ff",
+                    "%c3%a9", "%2f", "%7e", "%%", "%2", "%G0", "%25", "%E2%82%AC")
 _ABSOLUTE_RE = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://([^/?#\\]*)(.*)", re.DOTALL)
 
 
@@ -431,7 +435,8 @@ def _text_variants(url: str, scheme: str, host: str, rest: str, i: int) -> list[
 
 def fast_shaped_variants(url: str, i: int) -> list[str]:
     """Variants of a real URL's canonical form that keep the shape the vectorised path takes as it
-    is: other schemes, queries, subdomains, and hosts of that shape that are not canonical hosts."""
+    is: other schemes, queries, subdomains, escapes, and hosts of that shape that are not canonical
+    hosts."""
     canonical = canonicalize(url).url
     if canonical is None:
         return []
@@ -445,6 +450,8 @@ def fast_shaped_variants(url: str, i: int) -> list[str]:
         f"{canonical}{'&' if '?' in canonical else '?'}page={i}",
         f"{scheme}://{['www', 'm', 'w3', 'cdn', 'a_b', 'x-y', 'xn--bcher-kva'][i % 7]}.{authority}/{rest}",
         f"{scheme}://{odd_host}/{rest}",
+        f"{scheme}://{authority}/{_ESCAPE_VARIANTS[i % len(_ESCAPE_VARIANTS)]}{rest}",
+        f"{canonical}{'&' if '?' in canonical else '?'}q={_ESCAPE_VARIANTS[(i * 7) % len(_ESCAPE_VARIANTS)]}",
     ]
 
 

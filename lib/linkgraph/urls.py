@@ -399,14 +399,18 @@ def canonical_seed_urls(seeds: list[str], setting: str) -> list[CanonicalUrl]:
 
 # --- batches: Arrow arrays ------------------------------------------------------------------------
 
+# A percent-escape ``canonicalize`` keeps as it is: upper-case hex of a character that is not unreserved
+# (escapes of ``A-Za-z0-9-._~`` are decoded, lower-case hex is upper-cased).
+_CANONICAL_ESCAPE = r"%(?:[0189A-F][0-9A-F]|2[0-9A-CF]|3[A-F]|40|5[B-E]|60|7[B-DF])"
+_PLAIN_CHAR = r"[A-Za-z0-9._~!$&'()*+,;=:@/-]"
 # A URL this regex (RE2 and Java alike) matches (and that has no ``/.``) is canonical as it is once its host is:
 # lower-case scheme http(s), a dotted lower-case LDH host without port or userinfo, a path (no dot
-# segments) and an optional non-empty query of characters that need no escaping, no fragment, no
-# whitespace.  ``canonicalize_arrow`` takes such URLs as they are and looks up only their hosts;
-# every other URL goes through ``canonicalize``.
+# segments) and an optional non-empty query of characters that need no escaping or of canonical
+# escapes, no fragment, no whitespace.  ``canonicalize_arrow`` takes such URLs as they are and looks
+# up only their hosts; every other URL goes through ``canonicalize``.
 FAST_CANONICAL_URL = (
-    r"^https?://[a-z0-9_-]+(?:\.[a-z0-9_-]+)+/[A-Za-z0-9._~!$&'()*+,;=:@/-]*"
-    r"(?:\?[A-Za-z0-9._~!$&'()*+,;=:@/?-]+)?\z"
+    rf"^https?://[a-z0-9_-]+(?:\.[a-z0-9_-]+)+/(?:{_PLAIN_CHAR}|{_CANONICAL_ESCAPE})*"
+    rf"(?:\?(?:{_PLAIN_CHAR}|[?]|{_CANONICAL_ESCAPE})+)?\z"
 )
 
 
