@@ -402,15 +402,17 @@ def canonical_seed_urls(seeds: list[str], setting: str) -> list[CanonicalUrl]:
 # A percent-escape ``canonicalize`` keeps as it is: upper-case hex of a character that is not unreserved
 # (escapes of ``A-Za-z0-9-._~`` are decoded, lower-case hex is upper-cased).
 _CANONICAL_ESCAPE = r"%(?:[0189A-F][0-9A-F]|2[0-9A-CF]|3[A-F]|40|5[B-E]|60|7[B-DF])"
-_PLAIN_CHAR = r"[A-Za-z0-9._~!$&'()*+,;=:@/-]"
-# A URL this regex (RE2 and Java alike) matches (and that has no ``/.``) is canonical as it is once its host is:
-# lower-case scheme http(s), a dotted lower-case LDH host without port or userinfo, a path (no dot
-# segments) and an optional non-empty query of characters that need no escaping or of canonical
-# escapes, no fragment, no whitespace.  ``canonicalize_arrow`` takes such URLs as they are and looks
-# up only their hosts; every other URL goes through ``canonicalize``.
+_SEGMENT_CHAR = r"(?:[A-Za-z0-9._~!$&'()*+,;=:@-]|" + _CANONICAL_ESCAPE + ")"
+_SEGMENT_START = r"(?:[A-Za-z0-9_~!$&'()*+,;=:@-]|" + _CANONICAL_ESCAPE + ")"  # no ".": no dot segment
+# A URL this regex (RE2 and Java alike) matches is canonical as it is once its host is: lower-case
+# scheme http(s), a dotted lower-case LDH host without port or userinfo, a path whose segments do
+# not start with ``.`` (so none is a dot segment) and an optional non-empty query, both of
+# characters that need no escaping and canonical escapes, no fragment, no whitespace.
+# ``canonicalize_arrow`` takes such URLs as they are and looks up only their hosts; every other URL
+# goes through ``canonicalize``.
 FAST_CANONICAL_URL = (
-    rf"^https?://[a-z0-9_-]+(?:\.[a-z0-9_-]+)+/(?:{_PLAIN_CHAR}|{_CANONICAL_ESCAPE})*"
-    rf"(?:\?(?:{_PLAIN_CHAR}|[?]|{_CANONICAL_ESCAPE})+)?\z"
+    rf"^https?://[a-z0-9_-]+(?:\.[a-z0-9_-]+)+(?:/(?:{_SEGMENT_START}{_SEGMENT_CHAR}*)?)+"
+    rf"(?:\?(?:{_SEGMENT_CHAR}|[/?])+)?\z"
 )
 
 
@@ -420,8 +422,7 @@ _FAST_HOST = r"^https?://(?P<host>[^/]+)/"
 def _fast_rows(raw: pyarrow.Array) -> tuple[pyarrow.BooleanArray, list[pyarrow.Array]]:
     """Which values of a string array are taken as they are, and the five columns of
     :data:`CANONICAL_COLUMNS` for them (null in every other row)."""
-    fast = pc.fill_null(
-        pc.and_(pc.match_substring_regex(raw, FAST_CANONICAL_URL), pc.invert(pc.match_substring(raw, "/."))), False)
+    fast = pc.fill_null(pc.match_substring_regex(raw, FAST_CANONICAL_URL), False)
     nothing = pa.nulls(len(raw), pa.string())
     fast_host = pc.if_else(fast, pc.struct_field(pc.extract_regex(raw, _FAST_HOST), [0]), nothing)
     encoded = fast_host.dictionary_encode()
