@@ -8,6 +8,7 @@ would overwrite the pinned ``pyspark``.  The test runs ``tests/airflow_dagbag_pr
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import subprocess
@@ -48,6 +49,13 @@ def ensure_airflow_venv() -> Path:
     5-7 minutes on a fresh 2-core machine and uv in about 25 seconds (cold cache)."""
     if "LINKGRAPH_AIRFLOW_PYTHON" in os.environ:
         return AIRFLOW_PYTHON
+    # one builder at a time: test processes sharing this checkout (pytest-xdist workers) wait
+    with open(REPO / ".venv-airflow.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _build_airflow_venv_unless_current()
+
+
+def _build_airflow_venv_unless_current() -> Path:
     import hashlib
     import shutil
     import sys

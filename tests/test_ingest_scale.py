@@ -82,6 +82,72 @@ def test_links_merge_reads_and_touches_only_the_batch_files(spark, tmp_path):
     assert T.upsert_links(lake, batch) == (0, 0)
 
 
+def _read_schemas_since(spark, executions_before: int) -> list[str]:
+    """The ``ReadSchema`` of every file scan of the SQL executions after the first
+    ``executions_before`` (the driver's SQL status store, once its listener has caught up)."""
+    spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty()
+    executions = spark._jsparkSession.sharedState().statusStore().executionsList()
+    plans = [executions.apply(i).physicalPlanDescription() for i in range(executions_before, executions.size())]
+    return [line.split("ReadSchema: ", 1)[1] for plan in plans for line in plan.splitlines() if "ReadSchema: " in line]
+
+
+def _executions(spark) -> int:
+    spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty()
+    return spark._jsparkSession.sharedState().statusStore().executionsList().size()
+
+
+def test_a_recrawl_reads_no_text_of_the_stored_links_and_a_late_sighting_only_widens(spark, tmp_path):
+    """Newer sightings replace a pair's text and new pairs are inserted by MERGEs that read the
+    stored links' keys and sighting times, never their anchor or context; a sighting older than
+    the stored one (delivered late) only widens the pair's interval, keeping its text."""
+    lake = Lake(spark, LakeConfig(path=str(tmp_path / "lake")))
+    T.ensure_core_tables(lake)
+    stored = [_link(s, s + 1, f"a{s}", DAY2) for s in range(10)]
+    lake.append(S.LINKS_TABLE, spark.createDataFrame(stored, S.LINKS).coalesce(1))
+    day3, day0 = datetime(2026, 1, 3), datetime(2025, 12, 31)
+
+    before = _executions(spark)
+    recrawl = spark.createDataFrame([_link(1, 2, "newer", day3), _link(1, 5, "new pair", day3)], S.LINKS)
+    assert T.upsert_links(lake, recrawl) == (1, 1)
+    schemas = _read_schemas_since(spark, before)
+    links_scans = [schema for schema in schemas if "src_id" in schema]
+    assert links_scans and not [schema for schema in links_scans if "anchor_text" in schema or "context" in schema]
+
+    late = _link(3, 4, "late", DAY1).asDict() | {"discovered_at": day0}
+    assert T.upsert_links(lake, spark.createDataFrame([Row(**late)], S.LINKS)) == (0, 1)
+    expected = ([r for r in stored if r.src_id not in (1, 3)]
+                + [_link(1, 2, "newer", day3), _link(1, 5, "new pair", day3)]
+                + [Row(**(_link(3, 4, "a3", DAY2).asDict() | {"discovered_at": day0}))])
+    assertDataFrameEqual(lake.read(S.LINKS_TABLE), spark.createDataFrame(expected, S.LINKS))
+    # both again: nothing changes
+    assert T.upsert_links(lake, recrawl.unionByName(spark.createDataFrame([Row(**late)], S.LINKS))) == (0, 0)
+
+
+def _page(page_id, url, first, last):
+    host = url.split("/")[2]
+    return Row(page_id=page_id, url=url, host=host, registered_domain=host, url_key=f"{host}{page_id}",
+               first_seen_at=first, last_seen_at=last)
+
+
+def test_the_pages_merge_reads_the_url_and_sightings_not_the_url_derived_columns(spark, tmp_path):
+    """A batch's known page is widened and a new one inserted by a MERGE on ``url`` that reads the
+    stored pages' url, id and sighting times, never their host, domain or key (set from the
+    batch, which computes them from the same URL)."""
+    lake = Lake(spark, LakeConfig(path=str(tmp_path / "lake")))
+    T.ensure_core_tables(lake)
+    stored = [_page(i, f"http://h{i}.com/", DAY1, DAY1) for i in range(5)]
+    lake.append(S.PAGES_TABLE, spark.createDataFrame(stored, S.PAGES).coalesce(1))
+    before = _executions(spark)
+    batch = spark.createDataFrame([_page(2, "http://h2.com/", DAY2, DAY2), _page(5, "http://h5.com/", DAY2, DAY2)],
+                                  S.PAGES)
+    assert T.upsert_pages(lake, batch, key=S.URL) == (1, 1)
+    pages_scans = [schema for schema in _read_schemas_since(spark, before) if "first_seen_at" in schema]
+    assert pages_scans and not [schema for schema in pages_scans if "host" in schema or "url_key" in schema]
+    expected = [r for r in stored if r.page_id != 2] + [_page(2, "http://h2.com/", DAY1, DAY2),
+                                                        _page(5, "http://h5.com/", DAY2, DAY2)]
+    assertDataFrameEqual(lake.read(S.PAGES_TABLE), spark.createDataFrame(expected, S.PAGES))
+
+
 def test_prune_delete_reads_only_the_files_of_its_keys(spark, tmp_path):
     lake = Lake(spark, LakeConfig(path=str(tmp_path / "lake")))
     T.ensure_core_tables(lake)

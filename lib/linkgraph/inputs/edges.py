@@ -124,7 +124,10 @@ def ingest_edges(lake: Lake, config: Config, raw: DataFrame, report: IngestRepor
         T.ensure_core_tables(lake)
         report.rejects_inserted = T.write_rejects(lake, I.reject_rows(I.rejected(ranked), report.source))
         links = I.representatives(ranked)
-        pages_read_version, new_from, batch_pages = _upsert_url_pages(lake, links, report)
+        # a batch's pages are at most two per link: the URLs of a batch small enough are broadcast
+        # to the scan of ``pages`` (nothing of it is shuffled)
+        broadcast_urls = 2 * report.written <= config.ingest.broadcast_pages
+        pages_read_version, new_from, batch_pages = _upsert_url_pages(lake, links, report, broadcast_urls)
         # ids as this ingest read and wrote them (a page a concurrent prune deleted since is
         # caught below); the id joins run once for up to two links MERGEs and their key ranges
         broadcast_ids = batch_pages.count() <= config.ingest.broadcast_pages
@@ -141,9 +144,12 @@ def ingest_edges(lake: Lake, config: Config, raw: DataFrame, report: IngestRepor
                 frame.unpersist()
 
 
-def _upsert_url_pages(lake: Lake, links: DataFrame, report: IngestReport) -> tuple[int, int | None, DataFrame]:
+def _upsert_url_pages(lake: Lake, links: DataFrame, report: IngestReport,
+                      broadcast_urls: bool) -> tuple[int, int | None, DataFrame]:
     """The pages of a batch of links: new URLs numbered after the largest stored id, known ones
     widened; a concurrent ingest that took the same ids is detected (``guard_new_page_ids``).
+    Stored pages are looked up by the batch's URLs (``I.pages_with_ids``), broadcast when
+    ``broadcast_urls``.
     Returns the ``pages`` version the ids were read from; the first id given to a new page when
     every id from it on is this ingest's own (no other ingest committed pages meanwhile), else
     None; and the batch's pages with their ids (cached: the caller unpersists it)."""
@@ -155,7 +161,7 @@ def _upsert_url_pages(lake: Lake, links: DataFrame, report: IngestReport) -> tup
         )
     first_new_id = T.max_page_id_of(existing) + 1
     with uncompressed_cache(lake.spark):
-        batch_pages = I.pages_with_ids(I.batch_pages(links), existing, first_new_id).persist(
+        batch_pages = I.pages_with_ids(I.batch_pages(links), existing, first_new_id, broadcast_urls).persist(
             StorageLevel.MEMORY_AND_DISK)
     try:
         report.pages_inserted, report.pages_updated = T.upsert_pages(lake, batch_pages, key=S.URL)

@@ -330,22 +330,36 @@ def batch_pages(links: DataFrame) -> DataFrame:
     )
 
 
-def pages_with_ids(pages_batch: DataFrame, existing_pages: DataFrame, first_id: int) -> DataFrame:
+def pages_with_ids(pages_batch: DataFrame, existing_pages: DataFrame, first_id: int,
+                   broadcast_urls: bool = True) -> DataFrame:
     """The pages of the batch in the ``pages`` schema: a URL already in ``existing_pages`` with its
-    stored id and key, a new one numbered from ``first_id`` in ``url_key`` order (host reversed).
+    stored id, a new one numbered from ``first_id`` in ``url_key`` order (host reversed).
 
-    One lookup join against ``existing_pages``' (url, page_id, url_key) and one numbering of the
-    batch's pages, the new ones first (so their ids are dense), the known ones after them (their
-    numbers then replaced by the stored ids).  ``first_id`` must exceed every stored id.
+    The stored pages are looked up by the batch's own URLs (:func:`stored_ids_of`: the ``url`` and
+    ``page_id`` columns of ``pages`` filtered where they are read), so nothing of ``pages`` but the
+    batch's own stored rows is shuffled; then one numbering of the batch's pages, the new ones
+    first (so their ids are dense), the known ones after them (their numbers then replaced by the
+    stored ids).  ``url_key`` is a function of the canonical URL (:func:`url_key`), so a known
+    page's is computed, not read.  ``first_id`` must exceed every stored id.
     """
-    looked_up = pages_batch.join(
-        existing_pages.select(S.URL, F.col(S.PAGE_ID).alias("_stored_id"), F.col(S.URL_KEY).alias("_stored_key")),
-        on=S.URL, how="left")
-    keyed = looked_up.withColumns({"_known": F.col("_stored_id").isNotNull(),
-                                   S.URL_KEY: F.coalesce(F.col("_stored_key"), url_key(F.col(S.URL)))})
+    stored = stored_ids_of(pages_batch, existing_pages, broadcast_urls)
+    looked_up = pages_batch.join(stored, on=S.URL, how="left")
+    keyed = looked_up.withColumns({"_known": F.col("_stored_id").isNotNull(), S.URL_KEY: url_key(F.col(S.URL))})
     numbered = number_in_order(keyed, ["_known", S.URL_KEY, S.URL], first_id, S.PAGE_ID)
     return numbered.withColumn(S.PAGE_ID, F.coalesce(F.col("_stored_id"), F.col(S.PAGE_ID))).select(
         *[F.col(f.name).cast(f.dataType) for f in S.PAGES.fields])
+
+
+def stored_ids_of(pages_batch: DataFrame, existing_pages: DataFrame, broadcast_urls: bool = True) -> DataFrame:
+    """(url, ``_stored_id``) of the stored pages whose URL is one of the batch's: the stored
+    pages' ``url`` and ``page_id`` columns semi-joined with the batch's URLs (distinct already).
+    With ``broadcast_urls`` (the batch's URLs fit every task) the URLs are broadcast and the
+    stored columns filtered where they are read: nothing of ``pages`` is shuffled.  Otherwise both
+    are shuffled by URL (Spark's runtime bloom filter of the batch's URLs may filter the stored
+    side first)."""
+    urls = pages_batch.select(S.URL)
+    stored = existing_pages.select(S.URL, F.col(S.PAGE_ID).alias("_stored_id"))
+    return stored.join(F.broadcast(urls) if broadcast_urls else urls, on=S.URL, how="left_semi")
 
 
 def new_pages_with_ids(pages_batch: DataFrame, existing_pages: DataFrame, first_id: int) -> DataFrame:

@@ -238,6 +238,7 @@ class Lake:
         update_condition: str | None = None,
         prune_on: str | None = None,
         target_filter: str | None = None,
+        insert: bool = True,
     ) -> MergeMetrics:
         """Upsert ``updates`` into ``table`` on equality of ``keys`` in one MERGE commit.
 
@@ -251,7 +252,11 @@ class Lake:
         condition (:func:`key_ranges`; an empty source is not merged at all), ``target_filter``
         any other predicate on ``t`` that every possible match satisfies: Delta then reads and
         touches only the files whose statistics overlap them, so the cost follows the batch, not
-        the table.
+        the table.  ``insert=False`` leaves unmatched rows out (an update-only MERGE: Delta joins
+        source and target with an inner join, which can broadcast a small source).
+
+        With deletion vectors Delta reads of the target only the columns the condition and the
+        update expressions name (unset columns are copied from the target, so they are read too).
         """
         condition = _merge_condition(updates, keys, prune_on, target_filter)
         if condition is None:
@@ -262,7 +267,9 @@ class Lake:
         if update_set:
             values: dict[str, str | Column] = dict(update_set)
             merge = merge.whenMatchedUpdate(condition=update_condition, set=values)
-        return self._committed_merge(table, merge.whenNotMatchedInsertAll().execute())
+        if insert:
+            merge = merge.whenNotMatchedInsertAll()
+        return self._committed_merge(table, merge.execute())
 
     def _committed_merge(self, table: str, result: DataFrame) -> MergeMetrics:
         """The counts of an executed MERGE, from the one row its execution returns (computed on

@@ -238,23 +238,35 @@ def _widen_sightings(first: str, last: str) -> tuple[str, dict[str, str]]:
 
 def upsert_pages(lake: Lake, pages: DataFrame, key: str) -> tuple[int, int]:
     """MERGE pages on ``key``: insert new ones, widen first/last seen of known ones.  By page_id
-    the MERGE reads only the files of the batch's id ranges; by url it reads the url column of
-    ``pages`` and marks the widened rows in deletion vectors."""
+    the MERGE reads only the files of the batch's id ranges.  By url it reads the ``url``,
+    ``page_id`` and sighting columns of ``pages`` and marks the widened rows in deletion vectors:
+    the columns that are functions of the URL are set from the batch (equal to the stored ones),
+    so Delta reads none of them."""
     condition, widened = _widen_sightings(S.FIRST_SEEN_AT, S.LAST_SEEN_AT)
+    if key == S.URL:
+        widened |= {c: f"s.{c}" for c in (S.HOST, S.REGISTERED_DOMAIN, S.URL_KEY)}
     metrics = lake.merge(PAGES.name, pages, keys=[key], update_set=widened, update_condition=condition,
                          prune_on=S.PAGE_ID if key == S.PAGE_ID else None)
     return metrics.inserted, metrics.updated
 
 
+LINK_TEXT_COLUMNS = (S.ANCHOR_TEXT, S.CONTEXT_WINDOW, S.LINK_TYPE, S.POSITION)
+# a sighting newer than the stored one (its text columns replace the stored ones)
+_NEWER = "(s.last_seen_at > t.last_seen_at OR (t.last_seen_at IS NULL AND s.last_seen_at IS NOT NULL))"
+
+
 def upsert_links(lake: Lake, links: DataFrame, new_from: int | None = None) -> tuple[int, int]:
     """MERGE links on (src_id, dst_id); a newer sighting replaces anchor/context/type/position.
 
-    The MERGE reads only the files of the batch's src_id ranges.  With ``new_from`` (the first
+    The MERGEs read only the files of the batch's src_id ranges.  With ``new_from`` (the first
     page id this ingest inserted, every id from it on being its own: no stored link has an end
     there) the links with such an end are new for certain and go through an insert-only MERGE
     restricted to the files that hold such ids: it reads none of the stored links (only what a
     concurrent ingest may add meanwhile, which Delta then reports as a conflict) and Delta reads
-    its source once.  Returns (inserted, updated) over both.
+    its source once.
+
+    The others go through :func:`_upsert_known_ends`, whose MERGEs read the key and sighting
+    columns of the stored links, never their text.  Returns (inserted, updated) over all.
     """
     inserted = 0
     if new_from is not None:
@@ -263,13 +275,35 @@ def upsert_links(lake: Lake, links: DataFrame, new_from: int | None = None) -> t
                               target_filter=f"t.{S.SRC_ID} >= {int(new_from)} OR t.{S.DST_ID} >= {int(new_from)}",
                               ).inserted
         links = links.where(~new_end)
-    condition, widened = _widen_sightings(S.DISCOVERED_AT, S.LAST_SEEN_AT)
-    newer = "(s.last_seen_at > t.last_seen_at OR (t.last_seen_at IS NULL AND s.last_seen_at IS NOT NULL))"
-    replaced = {c: f"CASE WHEN {newer} THEN s.{c} ELSE t.{c} END"
-                for c in (S.ANCHOR_TEXT, S.CONTEXT_WINDOW, S.LINK_TYPE, S.POSITION)}
-    metrics = lake.merge(LINKS.name, links, list(LINKS.keys), update_set={**replaced, **widened},
-                         update_condition=condition, prune_on=S.SRC_ID)
-    return inserted + metrics.inserted, metrics.updated
+    known_inserted, updated = _upsert_known_ends(lake, links)
+    return inserted + known_inserted, updated
+
+
+def _upsert_known_ends(lake: Lake, links: DataFrame) -> tuple[int, int]:
+    """Upsert ``links`` in at most two MERGEs that name no text column of the stored links (with
+    deletion vectors Delta then reads only their keys and sighting times, :meth:`Lake.merge`).
+
+    The first inserts new pairs and replaces a pair whose stored sighting is older: every column
+    from the batch but ``discovered_at``, the earlier of the two.  A batch row it did neither to
+    is a pair whose stored sighting is as new or newer (a re-run, or an old sighting delivered
+    late); only then the second, update-only, MERGE widens such a pair's sighting interval (it
+    reads the text of the files holding a widened row, which Delta copies).  Returns (inserted,
+    updated) over both.
+    """
+    first, last = S.DISCOVERED_AT, S.LAST_SEEN_AT
+    replaced = {c: f"s.{c}" for c in LINK_TEXT_COLUMNS} | {first: f"least(t.{first}, s.{first})",
+                                                             last: f"s.{last}"}
+    rows = links.count()
+    if not rows:
+        return 0, 0
+    upserted = lake.merge(LINKS.name, links, list(LINKS.keys), update_set=replaced, update_condition=_NEWER,
+                          prune_on=S.SRC_ID)
+    if upserted.inserted + upserted.updated == rows:
+        return upserted.inserted, upserted.updated
+    condition, widened = _widen_sightings(first, last)
+    late = lake.merge(LINKS.name, links, list(LINKS.keys), update_set=widened,
+                      update_condition=f"NOT {_NEWER} AND ({condition})", prune_on=S.SRC_ID, insert=False)
+    return upserted.inserted, upserted.updated + late.updated
 
 
 def insert_missing(lake: Lake, table: str | Table, rows: DataFrame, keys: list[str] | None = None) -> int:
