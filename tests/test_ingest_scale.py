@@ -82,18 +82,23 @@ def test_links_merge_reads_and_touches_only_the_batch_files(spark, tmp_path):
     assert T.upsert_links(lake, batch) == (0, 0)
 
 
-def _read_schemas_since(spark, executions_before: int) -> list[str]:
-    """The ``ReadSchema`` of every file scan of the SQL executions after the first
-    ``executions_before`` (the driver's SQL status store, once its listener has caught up)."""
+def _sql_executions(spark) -> list:
+    """The SQL executions the driver's status store holds (it keeps the latest
+    ``spark.sql.ui.retainedExecutions``), once its listener has caught up."""
     spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty()
     executions = spark._jsparkSession.sharedState().statusStore().executionsList()
-    plans = [executions.apply(i).physicalPlanDescription() for i in range(executions_before, executions.size())]
-    return [line.split("ReadSchema: ", 1)[1] for plan in plans for line in plan.splitlines() if "ReadSchema: " in line]
+    return [executions.apply(i) for i in range(executions.size())]
 
 
 def _executions(spark) -> int:
-    spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty()
-    return spark._jsparkSession.sharedState().statusStore().executionsList().size()
+    """The id of the latest SQL execution (-1 for none)."""
+    return max((e.executionId() for e in _sql_executions(spark)), default=-1)
+
+
+def _read_schemas_since(spark, last_before: int) -> list[str]:
+    """The ``ReadSchema`` of every file scan of the SQL executions after ``last_before``."""
+    plans = [e.physicalPlanDescription() for e in _sql_executions(spark) if e.executionId() > last_before]
+    return [line.split("ReadSchema: ", 1)[1] for plan in plans for line in plan.splitlines() if "ReadSchema: " in line]
 
 
 def test_a_recrawl_reads_no_text_of_the_stored_links_and_a_late_sighting_only_widens(spark, tmp_path):
