@@ -95,60 +95,38 @@ def generate_edges(spark: SparkSession, n_edges: int, path: str) -> None:
     edges.write.mode("overwrite").parquet(path)
 
 
+PAGES_PER_HOST = 50
+
+
 def generate_batch(spark: SparkSession, n_base: int, fraction: float, path: str) -> None:
     """``fraction`` × ``n_base`` records whose sources are pages of the hosts ``h`` with
-    ``h % round(1/fraction) == 0`` (a ``fraction`` of the base's hosts), seen later than the base:
-    a fifth link to a page new on the same host, the rest to pages of the host or popular ones
-    (some of those pairs are stored already and get updated, the others are new links)."""
-    n_pages = max(n_base // 8, 10)
-    pages_per_host = 50
-    n_hosts = max(n_pages // pages_per_host, 1)
+    ``h % round(1/fraction) == 0`` (a ``fraction`` of the base's hosts), seen later than the base
+    (:func:`write_recrawl`)."""
+    n_hosts = max(max(n_base // 8, 10) // PAGES_PER_HOST, 1)
     every = max(round(1 / fraction), 1)
-    chosen = max(n_hosts // every, 1)
-    n = max(int(n_base * fraction), 1)
-    ids = spark.range(n)
-    host = (F.abs(F.hash(F.col("id"), F.lit(3))) % chosen) * every
-    src = host * pages_per_host + F.abs(F.hash(F.col("id"), F.lit(4))) % pages_per_host
-    new_page = F.col("id") % 5 == 0
-    same_host = F.rand(13) < 0.7
-    known_dst = F.when(same_host, host * pages_per_host + F.abs(F.hash(F.col("id"), F.lit(5))) % pages_per_host) \
-        .otherwise(F.floor(F.pow(F.rand(17), 3) * n_pages).cast("long"))
-
-    def url(host_no, page):
-        return F.concat(F.lit("http://www.host"), host_no.cast("string"), F.lit(".com/section/page"),
-                        page.cast("string"), F.lit(".html"))
-
-    dst_url = F.when(new_page, url(host, F.lit(n_pages) + F.col("id"))).otherwise(
-        url(F.floor(known_dst / pages_per_host), known_dst))
-    day = F.lit("2026-03-01").cast("timestamp")
-    ids.select(
-        url(F.floor(src / pages_per_host), src).alias("from_url"),
-        dst_url.alias("to_url"),
-        F.concat(F.lit("recrawled "), F.col("id").cast("string")).alias("anchor_text"),
-        F.lit("seen again in the daily recrawl").alias("context_window"),
-        F.lit(None).cast("string").alias("rel"),
-        F.lit("CONTENT").alias("position"),
-        day.alias("discovered_at"),
-        day.alias("last_seen_at"),
-    ).write.mode("overwrite").parquet(path)
+    ids = spark.range(max(int(n_base * fraction), 1))
+    host = (F.abs(F.hash(F.col("id"), F.lit(3))) % max(n_hosts // every, 1)) * every
+    write_recrawl(ids, host * PAGES_PER_HOST + F.abs(F.hash(F.col("id"), F.lit(4))) % PAGES_PER_HOST, n_base, path)
 
 
 def generate_scattered_batch(spark: SparkSession, n_base: int, fraction: float, path: str) -> None:
     """``fraction`` × ``n_base`` records whose sources are the pages ``p`` with
-    ``p % round(1/fraction) == 0``, on every host, seen later than the base: as in
-    :func:`generate_batch`, a fifth link to a page new on the source's host, the rest to pages of
-    that host or popular ones."""
-    n_pages = max(n_base // 8, 10)
-    pages_per_host = 50
+    ``p % round(1/fraction) == 0``, on every host, seen later than the base (:func:`write_recrawl`)."""
     every = max(round(1 / fraction), 1)
-    chosen = max(n_pages // every, 1)
-    n = max(int(n_base * fraction), 1)
-    ids = spark.range(n)
-    src = (F.abs(F.hash(F.col("id"), F.lit(3))) % chosen) * every
-    host = F.floor(src / pages_per_host)
+    ids = spark.range(max(int(n_base * fraction), 1))
+    write_recrawl(ids, (F.abs(F.hash(F.col("id"), F.lit(3))) % max(max(n_base // 8, 10) // every, 1)) * every,
+                  n_base, path)
+
+
+def write_recrawl(ids, src, n_base: int, path: str) -> None:
+    """One record per row of ``ids`` from page ``src`` (a column), written as Parquet to ``path``:
+    a fifth link to a page new on the source's host, the rest to pages of that host or popular ones
+    (some of those pairs are stored already and get updated, the others are new links)."""
+    n_pages = max(n_base // 8, 10)
+    host = F.floor(src / PAGES_PER_HOST)
     new_page = F.col("id") % 5 == 0
     same_host = F.rand(13) < 0.7
-    known_dst = F.when(same_host, host * pages_per_host + F.abs(F.hash(F.col("id"), F.lit(5))) % pages_per_host) \
+    known_dst = F.when(same_host, host * PAGES_PER_HOST + F.abs(F.hash(F.col("id"), F.lit(5))) % PAGES_PER_HOST) \
         .otherwise(F.floor(F.pow(F.rand(17), 3) * n_pages).cast("long"))
 
     def url(host_no, page):
@@ -156,7 +134,7 @@ def generate_scattered_batch(spark: SparkSession, n_base: int, fraction: float, 
                         page.cast("string"), F.lit(".html"))
 
     dst_url = F.when(new_page, url(host, F.lit(n_pages) + F.col("id"))).otherwise(
-        url(F.floor(known_dst / pages_per_host), known_dst))
+        url(F.floor(known_dst / PAGES_PER_HOST), known_dst))
     day = F.lit("2026-03-01").cast("timestamp")
     ids.select(
         url(host, src).alias("from_url"),

@@ -252,7 +252,8 @@ def upsert_pages(lake: Lake, pages: DataFrame, key: str) -> tuple[int, int]:
 
 LINK_TEXT_COLUMNS = (S.ANCHOR_TEXT, S.CONTEXT_WINDOW, S.LINK_TYPE, S.POSITION)
 # a sighting newer than the stored one (its text columns replace the stored ones)
-_NEWER = "(s.last_seen_at > t.last_seen_at OR (t.last_seen_at IS NULL AND s.last_seen_at IS NOT NULL))"
+_NEWER = (f"(s.{S.LAST_SEEN_AT} > t.{S.LAST_SEEN_AT} "
+          f"OR (t.{S.LAST_SEEN_AT} IS NULL AND s.{S.LAST_SEEN_AT} IS NOT NULL))")
 
 
 def upsert_links(lake: Lake, links: DataFrame, new_from: int | None = None) -> tuple[int, int]:
