@@ -184,15 +184,17 @@ def _uses_background_fixture(item: pytest.Item) -> bool:
 
 # Tiers (markers, selectable with -m): ``unit`` tests run no Spark; ``spark`` tests run transforms
 # and steps on the session's SparkSession with hand-built data; ``e2e`` tests run whole commands,
-# processes, clusters, notebooks or real data sets.  A module or test marked ``e2e`` (``cluster``
-# and ``slow`` imply it) or using a fixture of E2E_FIXTURES is e2e; else one using ``spark`` is spark.
+# processes, clusters, notebooks or real data sets.  A module or test marked ``e2e`` (``cluster``,
+# ``slow`` and ``drill`` imply it) or using a fixture of E2E_FIXTURES is e2e; else one using
+# ``spark`` is spark.  ``drill`` tests (killed jobs, executors, workers) are deselected by the
+# default ``-m 'not drill'`` of pyproject.toml and run by ``bench/drills.py``.
 TIERS = ("unit", "spark", "e2e")
 E2E_FIXTURES = {"sample_lake", "hollins_lake", "polblogs_lake", "dist_dir", "dagbag_report"}
 
 
 def tier_of(item: pytest.Item) -> str:
     fixtures = set(getattr(item, "fixturenames", ()))
-    if any(item.get_closest_marker(name) for name in ("e2e", "cluster", "slow")) or fixtures & E2E_FIXTURES:
+    if any(item.get_closest_marker(name) for name in ("e2e", "cluster", "slow", "drill")) or fixtures & E2E_FIXTURES:
         return "e2e"
     return "spark" if "spark" in fixtures else "unit"
 

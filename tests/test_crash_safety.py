@@ -16,6 +16,7 @@ import shutil
 import signal
 from pathlib import Path
 
+import pytest
 from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
 
@@ -36,6 +37,8 @@ from reliability_support import (
     write_jsonl,
 )
 from steps_support import ingest_step, pagerank_step
+
+pytestmark = pytest.mark.drill   # minutes of killed jobs: bench/drills.py runs them
 
 
 def check_core_tables_complete(spark, lake_dir) -> dict[str, int]:

@@ -457,6 +457,7 @@ REWARD_RUN_TABLES = (S.PAGES_TABLE, S.LINKS_TABLE, S.PAGE_SIGNALS_TABLE, S.REJEC
                      S.REWARD_SCORES_TABLE, S.FEEDS_TABLE, S.PRUNED_PAGES_TABLE, S.REWARD_RUNS_TABLE)
 
 
+@pytest.mark.drill
 def test_a_reward_run_rerun_without_run_id_after_dying_after_each_commit_equals_one_run(spark, tmp_path,
                                                                                          monkeypatch):
     """The run dies right after its first commit; its rerun, started as ``linkgraph reward`` and

@@ -31,7 +31,7 @@ from linkgraph.lake.packages import DELTA_PACKAGE
 from linkgraph.steps.analyze import ANALYSIS_TABLES
 from standalone_cluster import StandaloneCluster
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.drill]
 
 REPO = Path(__file__).resolve().parents[1]
 RANK_TOLERANCE = 1e-9

@@ -25,7 +25,7 @@ import pytest
 from standalone_cluster import StandaloneCluster
 from worker_loss_cases import CASES, PAUSE_AT, TOLERANCE
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.drill]
 
 TESTS = Path(__file__).resolve().parent
 REPLACEMENT_TIMEOUT_S = 300.0
