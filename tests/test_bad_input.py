@@ -296,6 +296,7 @@ def test_an_unparseable_line_has_one_verdict_alone_or_beside_a_valid_record(spar
             assert reasons == [""] * (len(lines) - 1) + [R.MALFORMED_RECORD], (line, lines, reasons)
 
 
+@pytest.mark.drill
 def test_a_corrupt_lake_file_met_after_pages_were_committed_is_reported_as_such(spark, tmp_path, capsys):
     """A data file of ``links`` is unreadable (zeroed: its .crc checksum fails): the second ingest,
     a newer sighting of the same link, commits its pages (last seen later), then its links MERGE

@@ -58,6 +58,7 @@ def batches(spark, tmp_path_factory):
     return base, first, second, reference
 
 
+@pytest.mark.drill
 def test_ingest_held_open_while_another_commits_lands_or_fails_clearly(spark, batches, tmp_path, monkeypatch):
     """Forced overlap: the first ingest's pages MERGE is held open (a UDF in its source waits for a
     flag file) while the second ingest runs and commits.  Either the held one fails with a clear
@@ -124,6 +125,7 @@ def test_ingest_held_open_while_another_commits_lands_or_fails_clearly(spark, ba
         assertDataFrameEqual(got, expected)
 
 
+@pytest.mark.drill
 def test_simultaneous_ingests_both_land(spark, batches, tmp_path, caplog):
     """Free race on a fresh lake: both jobs start together (table creation races too); with the
     default retries both land, whichever conflicts."""

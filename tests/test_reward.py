@@ -524,6 +524,7 @@ def test_a_reward_run_rerun_without_run_id_after_dying_after_each_commit_equals_
     assert again.total_score == pytest.approx(clean.total_score, rel=1e-12)
 
 
+@pytest.mark.drill
 def test_an_ingest_racing_a_prune_leaves_no_link_to_a_pruned_page(spark, tmp_path, monkeypatch):
     """Two interleavings forced in one thread.  Ingest I2 (a link A → D) has numbered its pages
     and resolved its links when the whole reward run of the prune test prunes C and D; inside that

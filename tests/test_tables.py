@@ -106,24 +106,24 @@ def test_per_run_tables_keep_the_last_retention_runs_runs(spark, tmp_path):
     lake = Lake(spark, config.lake)
     T.LINK_FARMS.overwrite(lake, spark.createDataFrame([], S.LINK_FARMS))   # what flags reads of analyze
     ctx = StepContext.create(spark, config)
-    for i in range(5):
+    for i in range(3):   # retention 2: the third run drops the first
         _rank_run(lake, spark, f"20261201T00000{i}-rank")
         flags_report = flags.run(ctx.next_step(), flags.Params())
         assert flags_report.pages == 4 and not flags_report.up_to_date
         report = scores.run(dataclasses.replace(ctx.next_step(), run_id=f"20261201T00000{i}-scores"), scores.Params())
         assert report.pages == 4 and report.flags_run == f"20261201T00000{i}-rank"
-    assert _runs(lake, S.PAGE_FLAGS_TABLE) == {"20261201T000003-rank", "20261201T000004-rank"}
-    assert _runs(lake, S.SEED_SCORES_TABLE) == {"20261201T000003-scores", "20261201T000004-scores"}
+    assert _runs(lake, S.PAGE_FLAGS_TABLE) == {"20261201T000001-rank", "20261201T000002-rank"}
+    assert _runs(lake, S.SEED_SCORES_TABLE) == {"20261201T000001-scores", "20261201T000002-scores"}
     assert lake.read(S.PAGE_FLAGS_TABLE).count() == lake.read(S.SEED_SCORES_TABLE).count() == 8
     # one commit per run: the old runs went in the commit that wrote the new one
-    assert lake.delta_table(S.PAGE_FLAGS_TABLE).history().count() == 5
+    assert lake.delta_table(S.PAGE_FLAGS_TABLE).history().count() == 3
     # a re-run of the same inputs writes nothing; a pinned run stays when a newer one is written
     assert flags.run(ctx.next_step(), flags.Params()).up_to_date
-    newer = lake.read(S.PAGE_FLAGS_TABLE).where(F.col(S.RUN_ID) == "20261201T000004-rank").withColumn(
-        S.RUN_ID, F.lit("20261201T000005-rank"))
-    pinned = RetentionConfig(runs=1, pinned_runs=["20261201T000003-rank"])
-    assert T.PAGE_FLAGS.replace_run(lake, newer, "20261201T000005-rank", "test", pinned) == ["20261201T000004-rank"]
-    assert _runs(lake, S.PAGE_FLAGS_TABLE) == {"20261201T000003-rank", "20261201T000005-rank"}
+    newer = lake.read(S.PAGE_FLAGS_TABLE).where(F.col(S.RUN_ID) == "20261201T000002-rank").withColumn(
+        S.RUN_ID, F.lit("20261201T000003-rank"))
+    pinned = RetentionConfig(runs=1, pinned_runs=["20261201T000001-rank"])
+    assert T.PAGE_FLAGS.replace_run(lake, newer, "20261201T000003-rank", "test", pinned) == ["20261201T000002-rank"]
+    assert _runs(lake, S.PAGE_FLAGS_TABLE) == {"20261201T000001-rank", "20261201T000003-rank"}
 
 
 DOC_WRITE = {T.Merge.MERGE: "MERGE", T.Merge.INSERT_ONLY: "insert-only", T.Merge.OVERWRITE: "replace",
