@@ -8,8 +8,10 @@ and ``analyze``, ``compress`` and the reward run dying after each of their commi
 (tests/test_crash_safety.py, tests/test_reward.py); an executor SIGKILLed in every iterative loop
 on a Spark standalone cluster of two workers (tests/test_worker_loss.py); ``linkgraph run``
 submitted with spark-submit to that cluster, an executor killed mid-PageRank, and its tables
-compared with a local run's (tests/test_standalone_cluster.py).  They take minutes each, most of
-it Spark starts in new processes, so they live here rather than in the Quick-start suite.
+compared with a local run's (tests/test_standalone_cluster.py); races forced between two ingests
+(tests/test_concurrency.py) and between an ingest and a prune (tests/test_reward.py); a lake file
+corrupted under a running ingest (tests/test_bad_input.py).  They take from 20 s to minutes each,
+most of it Spark starts in new processes, so they live here rather than in the Quick-start suite.
 
 Runs ``python -m pytest -m drill`` from the repository root in this interpreter (extra
 arguments go to pytest), then prints one line per drill (outcome, seconds) and ends with
