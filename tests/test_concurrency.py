@@ -45,12 +45,19 @@ def assert_ids_unique_and_dense(spark, lake_dir):
 
 
 @pytest.fixture(scope="module")
-def batches(spark, tmp_path_factory):
-    """Two overlapping batches (half of their hosts shared, so each has new pages of its own) and
-    the lake after ingesting them one after the other."""
+def batch_files(tmp_path_factory):
+    """Two overlapping batches (half of their hosts shared, so each has new pages of its own):
+    (their directory, the first file, the second)."""
     base = tmp_path_factory.mktemp("concurrent")
     first = write_jsonl(base / "first.jsonl", crawl_records(seed=1)[:300])
     second = write_jsonl(base / "second.jsonl", crawl_records(seed=2, first_host=6)[:300])
+    return base, first, second
+
+
+@pytest.fixture(scope="module")
+def batches(spark, batch_files):
+    """The two batches and the lake after ingesting them one after the other."""
+    base, first, second = batch_files
     reference = base / "reference"
     config = config_from_dict({"lake": {"path": str(reference)}})
     ingest_step(spark, config, first, "jsonl")
@@ -190,7 +197,7 @@ def test_creating_a_table_another_job_is_creating_waits_for_its_first_commit(spa
         lake.ensure("sitemaps", S.REJECTS)
 
 
-def test_page_id_guard_removes_its_pages_even_when_its_delete_conflicts(spark, batches, tmp_path, monkeypatch):
+def test_page_id_guard_removes_its_pages_even_when_its_delete_conflicts(spark, batch_files, tmp_path, monkeypatch):
     """Two ingests numbered new pages from the same maximum and both committed: the later one's
     guard deletes its own new pages; a conflict on that delete is retried, so no id stays shared."""
     from delta.exceptions import ConcurrentAppendException
@@ -198,7 +205,7 @@ def test_page_id_guard_removes_its_pages_even_when_its_delete_conflicts(spark, b
     from linkgraph.lake.delta import Lake
     from linkgraph.lake.reliability import ConcurrentPageIdException, guard_new_page_ids
 
-    _, first, _, _ = batches
+    _, first, _ = batch_files
     config = config_from_dict({"lake": {"path": str(tmp_path / "lake")}})
     ingest_step(spark, config, first, "jsonl")
     lake = Lake(spark, config.lake)
