@@ -62,9 +62,7 @@ def spark():
                 "spark.databricks.delta.snapshotPartitions": "1",
                 "spark.sql.adaptive.enabled": "true",
                 "spark.sql.execution.arrow.maxRecordsPerBatch": "2000",
-                # the throughput collector: on two cores G1's concurrent work competes with the
-                # driver's planning of thousands of tiny queries
-                "spark.driver.extraJavaOptions": f"-Dderby.system.home={work} -XX:+UseParallelGC",
+                "spark.driver.extraJavaOptions": f"-Dderby.system.home={work}",
                 **TINY_DATA_SPARK_CONF,
             },
         )
