@@ -2,7 +2,7 @@
 
     python bench/drills.py [-k EXPRESSION] [pytest options ...]
 
-Each drill kills something mid-run and checks what is left and what a re-run makes of it:
+Each drill breaks something mid-run and checks what is left and what a re-run makes of it:
 ``ingest``, ``pagerank``, ``reward`` SIGKILLed in their own processes (the whole process group)
 and ``analyze``, ``compress`` and the reward run dying after each of their commits in turn
 (tests/test_crash_safety.py, tests/test_reward.py); an executor SIGKILLed in every iterative loop
