@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -113,7 +114,7 @@ def polblogs_lake(spark, tmp_path_factory):
     ingest_step(spark, config, str(path), "gml")
     return config
 class SampleLake(NamedTuple):
-    edges: Path    # the sample's edge records (JSON lines)
+    edges: Path    # the sample's edge records (JSON lines) the run ingested
     lake: Path     # the lake directory the run wrote
     output: str    # what `linkgraph run` printed
 
@@ -130,18 +131,19 @@ def working_directory(path: Path):
 
 @pytest.fixture(scope="session")
 def sample_lake(spark, tmp_path_factory) -> SampleLake:
-    """`linkgraph run --input input/sample-edges.jsonl --format jsonl --lake lake` typed in a working
-    directory as a user would (relative paths), on the built-in sample's edges and without seed
-    URLs, once per session.  Shared: tests only read it (copy the directory before writing to it)."""
+    """The Quick start's `linkgraph run --lake lake` (the built-in sample crawl: its edges,
+    sitemaps, page signals and seeds) typed in a working directory as a user would (a relative
+    lake), once per session.  Shared: tests only read it (copy the directory before writing to it)."""
     from linkgraph.cli import main
-    from linkgraph.sample import write_sample_input
 
     root = tmp_path_factory.mktemp("sample-lake")
-    edges = write_sample_input(root / "input")
     printed = io.StringIO()
     with working_directory(root), contextlib.redirect_stdout(printed):
-        assert main(["run", "--input", "input/sample-edges.jsonl", "--format", "jsonl", "--lake", "lake"]) == 0
-    return SampleLake(edges, root / "lake", printed.getvalue())
+        assert main(["run", "--lake", "lake"]) == 0
+    output = printed.getvalue()
+    edges = re.search(r"^using the built-in sample crawl: (\S+)$", output, re.M)
+    assert edges, output
+    return SampleLake(Path(edges[1]), root / "lake", output)
 
 
 def make_dist() -> Path:

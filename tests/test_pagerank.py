@@ -135,6 +135,7 @@ def test_properties_sum_to_one_non_negative_relabel_invariant(spark, graph, seed
     assert np.abs(relabelled[perm] - result).max() < 1e-9
 
 
+@pytest.mark.drill
 def test_killed_run_resumes_from_checkpoint_with_same_ranks(spark, tmp_path):
     rng = np.random.default_rng(5)
     n = 60

@@ -69,23 +69,23 @@ def _tables(spark, lake_dir, *tables) -> dict:
 
 
 def test_relative_absolute_and_file_uri_lakes_give_identical_tables(spark, sample_lake, tmp_path, monkeypatch, capsys):
-    """``sample_lake`` was written by `linkgraph run --input input/sample-edges.jsonl --lake lake`
-    typed in its working directory; the same input given as absolute paths and as ``file://``
-    URIs (from elsewhere) must give the same tables, reject ids included: the input is recorded
-    as Hadoop qualifies it, whatever its spelling."""
+    """``sample_lake`` was written by `linkgraph run --lake lake` typed in its working directory,
+    from the sample's edges at an absolute path; the same input given as relative paths (input and
+    lake) and as ``file://`` URIs must give the same tables, reject ids included: the input is
+    recorded as Hadoop qualifies it, whatever its spelling."""
     monkeypatch.chdir(tmp_path)
     edges = sample_lake.edges
-    absolute, uri = tmp_path / "absolute", tmp_path / "uri"
-    assert main(["ingest", "--input", str(edges), "--format", "jsonl", "--lake", str(absolute)]) == 0
+    relative, uri = tmp_path / "relative", tmp_path / "uri"
+    assert main(["ingest", "--input", os.path.relpath(edges, tmp_path), "--format", "jsonl", "--lake", "relative"]) == 0
     assert main(["ingest", "--input", f"file://{edges}", "--format", "jsonl", "--lake", f"file://{uri}"]) == 0
     assert main(["pagerank", "--lake", f"file://{uri}"]) == 0
-    assert "ingest " + str(edges) + ": read=3364 " in capsys.readouterr().out
+    assert "ingest " + str(edges) + ": read=3364 " in capsys.readouterr().out   # the input as Hadoop qualifies it
 
     core = (S.PAGES_TABLE, S.LINKS_TABLE, S.REJECTS_TABLE)
-    relative = _tables(spark, sample_lake.lake, *core, S.PAGERANK_TABLE)
-    assert relative[S.REJECTS_TABLE].count() == 35
-    for other in (absolute, uri):
+    sample = _tables(spark, sample_lake.lake, *core, S.PAGERANK_TABLE)
+    assert sample[S.REJECTS_TABLE].count() == 35
+    for other in (relative, uri):
         for table, expected in _tables(spark, other, *core).items():
-            assertDataFrameEqual(relative[table], expected)
-    assertDataFrameEqual(relative[S.PAGERANK_TABLE], _tables(spark, uri, S.PAGERANK_TABLE)[S.PAGERANK_TABLE],
+            assertDataFrameEqual(sample[table], expected)
+    assertDataFrameEqual(sample[S.PAGERANK_TABLE], _tables(spark, uri, S.PAGERANK_TABLE)[S.PAGERANK_TABLE],
                          rtol=1e-12, atol=1e-15)

@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import re
-
-import pytest
 
 from pyspark.sql import functions as F
 
@@ -15,7 +11,8 @@ from linkgraph.lake import schemas as S
 from linkgraph.cli import main
 from conftest import working_directory
 from linkgraph.sample import generate_sample_crawl
-from linkgraph.steps.registry import Registry
+from linkgraph.lake.config import load_config
+from linkgraph.steps.registry import Registry, RunPlan
 
 
 # each step's progress line, in the order of `linkgraph run` (the registry's)
@@ -25,19 +22,10 @@ STEP_PREFIXES = {"ingest": "ingest ", "ingest-sitemaps": "ingest-sitemaps ", "an
 STEP_LINES = ("spark: ", *(STEP_PREFIXES[name] for name in Registry.default().pipeline_order()))
 
 
-@pytest.fixture(scope="module")
-def sample_run(spark, tmp_path_factory):
-    """The Quick start's `linkgraph run --lake lake` on the built-in sample, typed in a working
-    directory (a relative lake), once: (lake path, what it printed)."""
-    work = tmp_path_factory.mktemp("sample-run")
-    printed = io.StringIO()
-    with working_directory(work), contextlib.redirect_stdout(printed):
-        assert main(["run", "--lake", "lake"]) == 0
-    return work / "lake", printed.getvalue()
-
-
-def test_run_on_builtin_sample_writes_readable_delta_tables(spark, sample_run):
-    lake, out = sample_run
+def test_run_on_builtin_sample_writes_readable_delta_tables(spark, sample_lake):
+    """The Quick start's `linkgraph run --lake lake`, typed in a working directory (a relative
+    lake): the session's ``sample_lake``."""
+    lake, out = sample_lake.lake, sample_lake.output
     assert "tables (run took " in out and f"{lake / 'pages'}\n" in out
     for table in ("sitemaps", "domain_authority", "page_flags", "seed_scores", "frontier"):
         assert f"{lake / table}\n" in out
@@ -61,8 +49,8 @@ def test_run_on_builtin_sample_writes_readable_delta_tables(spark, sample_run):
     assert {r[S.LINK_TYPE] for r in links.select(S.LINK_TYPE).distinct().collect()} == set(S.LINK_TYPES)
 
 
-def test_frontier_top_100_on_the_sample_is_in_scope_uncrawled_and_ordered(spark, sample_run, capsys):
-    lake, _ = sample_run
+def test_frontier_top_100_on_the_sample_is_in_scope_uncrawled_and_ordered(spark, sample_lake, capsys):
+    lake = sample_lake.lake
     assert main(["frontier", "--top", "100", "--lake", str(lake)]) == 0
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert 0 < len(rows) <= 100
@@ -86,21 +74,30 @@ def test_frontier_top_100_on_the_sample_is_in_scope_uncrawled_and_ordered(spark,
     assert expected <= {r[S.URL] for r in rows} or len(rows) == 100
 
 
-def test_run_on_a_crawl_without_seeds_writes_page_flags_and_says_what_needs_seeds(spark, sample_lake):
-    out = sample_lake.output
-    assert "scores: seed_scores and frontier skipped (no seed URLs: set scores.seeds in the config)" in out
-    flags_line = next(line for line in out.splitlines() if line.startswith("flags: "))
+def test_run_on_the_samples_page_flags_counts_what_the_flags_line_says(spark, sample_lake):
+    flags_line = next(line for line in sample_lake.output.splitlines() if line.startswith("flags: "))
     read = lambda table: spark.read.format("delta").load(str(sample_lake.lake / table))  # noqa: E731
     flags, pages = read(S.PAGE_FLAGS_TABLE), read(S.PAGES_TABLE)
     assert flags.count() == pages.count() == 272
     counts = flags.agg(F.count_if(S.IMPORTANT), F.count_if(S.LINK_FARM_DOMAIN)).first()
     assert f"pages=272 important={counts[0]} " in flags_line and f"link_farm={counts[1]} " in flags_line
     assert counts[0] > 0 and counts[1] > 0   # the sample has a link farm and a few hubs
-    assert not (sample_lake.lake / S.SEED_SCORES_TABLE).exists() and not (sample_lake.lake / S.FRONTIER_TABLE).exists()
 
 
-def test_frontier_output_accepts_a_relative_path_and_a_file_uri(spark, sample_run, tmp_path, capsys):
-    lake, _ = sample_run
+def test_run_on_a_crawl_without_seeds_runs_every_step_but_scores_and_says_what_needs_seeds():
+    """Without seed URLs `linkgraph run` prints why instead of running ``scores``; every other step
+    of the pipeline (``flags`` included) takes no seeds, and ``reward`` runs on the sample only."""
+    registry, config = Registry.default(), load_config(None)
+    plan = RunPlan("edges.jsonl", "jsonl", None, [], on_sample=False)
+    planned = {name: registry[name].for_run(plan, config) for name in registry.pipeline_order()}
+    assert planned["scores"] == "scores: seed_scores and frontier skipped (no seed URLs: set scores.seeds in the config)"
+    assert planned["reward"] is None and planned["ingest-sitemaps"] is None   # the sample's own; no --sitemaps
+    runs = {name for name, params in planned.items() if params is not None and not isinstance(params, str)}
+    assert runs == {"ingest", "analyze", "pagerank", "compress", "flags"}
+
+
+def test_frontier_output_accepts_a_relative_path_and_a_file_uri(spark, sample_lake, tmp_path, capsys):
+    lake = sample_lake.lake
     with working_directory(tmp_path):
         assert main(["frontier", "--top", "5", "--format", "csv", "--output", "top.csv", "--lake", str(lake)]) == 0
     assert main(["frontier", "--top", "5", "--format", "csv", "--output", f"file://{tmp_path}/uri.csv",

@@ -425,7 +425,38 @@ def test_reward_step_prunes_pages_with_their_links_and_undoes_it(spark, tmp_path
     assert [(r[S.ROUND], r["new_pages"], r["total_rewarded"]) for r in second] == [(0, 0, 0.0), (1, 0, 1 + 22.0)]
     assert lake(S.PAGES_TABLE).count() == 3  # nothing more to prune
 
-    # the undo dies right after each of its commits in turn; each re-run completes the rest
+    undone = reward_step_module.run(StepContext.create(spark, config), reward_step_module.Params(undo_prune=first.run_id))
+    _assert_undone(spark, lake_dir, undone)
+    assert main(["reward", "--lake", str(lake_dir), "--undo-prune", "no-such-run"]) == 2
+
+
+def _assert_undone(spark, lake_dir, undone) -> None:
+    """The two pages the prune removed and their links are back; their scores are 0."""
+    def lake(table: str):
+        return spark.read.format("delta").load(str(lake_dir / table))
+
+    assert (undone.pages_restored, undone.links_restored) == (2, 2)
+    assert lake(S.PAGES_TABLE).count() == 5
+    assert sorted((r[S.SRC_ID], r[S.DST_ID]) for r in lake(S.LINKS_TABLE).collect()) == sorted(LINKS)
+    assert {r[S.PAGE_ID]: r[S.SCORE] for r in lake(S.REWARD_SCORES_TABLE).where(F.col(S.PAGE_ID) >= 3).collect()} == {
+        3: 0.0, 4: 0.0}
+
+
+@pytest.mark.drill
+def test_an_undo_dying_after_each_of_its_commits_is_completed_by_its_rerun(spark, tmp_path, lake_dir, monkeypatch):
+    """The undo of a prune dies right after each of its commits in turn (pages, links, scores);
+    each re-run completes the rest, and the last finds nothing left to do."""
+    from linkgraph.lake.context import StepContext
+    from linkgraph.steps import reward as reward_step_module
+
+    config = config_from_dict({"lake": {"path": str(lake_dir)}, "reward": {"seeds": ["https://jobs.example.com"]}})
+    _small_lake(spark, lake_dir)
+    signals = tmp_path / "signals.jsonl"
+    signals.write_text("".join(json.dumps(r) + "\n" for r in SIGNALS))
+    first = reward_step_module.run(StepContext.create(spark, config),
+                                   reward_step_module.Params(rounds=2, signals=str(signals)))
+    assert (first.pruned_pages, first.pruned_links) == (2, 2)
+
     def undo():
         return reward_step_module.run(StepContext.create(spark, config), reward_step_module.Params(undo_prune=first.run_id))
 
@@ -434,12 +465,7 @@ def test_reward_step_prunes_pages_with_their_links_and_undoes_it(spark, tmp_path
     assert _die_after(monkeypatch, spark, lake_dir, undo, 1) == S.REWARD_SCORES_TABLE
     undone, commits = _finish(monkeypatch, undo)
     assert commits == []                                 # nothing left to do
-    assert (undone.pages_restored, undone.links_restored) == (2, 2)
-    assert lake(S.PAGES_TABLE).count() == 5
-    assert sorted((r[S.SRC_ID], r[S.DST_ID]) for r in lake(S.LINKS_TABLE).collect()) == sorted(LINKS)
-    assert {r[S.PAGE_ID]: r[S.SCORE] for r in lake(S.REWARD_SCORES_TABLE).where(F.col(S.PAGE_ID) >= 3).collect()} == {
-        3: 0.0, 4: 0.0}
-    assert main(["reward", "--lake", str(lake_dir), "--undo-prune", "no-such-run"]) == 2
+    _assert_undone(spark, lake_dir, undone)
 
 
 def _comparable(df):

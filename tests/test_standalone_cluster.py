@@ -2,7 +2,7 @@
 1 GB each), submitted with ``spark-submit --master spark://127.0.0.1:7077`` like a user would:
 the driver, two executors and their Python workers are separate processes, so a driver-side
 collect of the graph or a path only the driver can see would break it.  Every Delta table it
-writes must equal the local run's of the same input (``sample_lake``): the compressed links bit for
+writes must equal the local run's of the same input (``local_run``): the compressed links bit for
 bit, ranks within 1e-9.
 
 One submit of ``jobs/step.py run`` on the built-in sample (3,364 records): a few minutes on 2 cores.
@@ -20,6 +20,7 @@ import signal
 import subprocess
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 import yaml
@@ -57,6 +58,24 @@ EXACT_TABLES = (S.PAGES_TABLE, S.LINKS_TABLE, S.REJECTS_TABLE, S.LINKS_COMPRESSE
 # what `linkgraph run --input` writes at least: page flags need no seeds; seed scores and the
 # frontier do, and none are configured here
 EXPECTED_TABLES = {*EXACT_TABLES, S.PAGERANK_TABLE, S.RANK_RUNS_TABLE, *ANALYSIS_TABLES, S.PAGE_FLAGS_TABLE}
+
+
+class LocalRun(NamedTuple):
+    edges: Path    # the built-in sample's edge records
+    lake: Path     # what `linkgraph run --input EDGES --format jsonl --lake LAKE` wrote in this process
+
+
+@pytest.fixture(scope="module")
+def local_run(spark, tmp_path_factory) -> LocalRun:
+    """The reference: `linkgraph run` on the sample's edges alone (no sitemaps, seeds or page
+    signals), in this process's local Spark session."""
+    from linkgraph.cli import main
+    from linkgraph.sample import write_sample_input
+
+    root = tmp_path_factory.mktemp("local-run")
+    edges = write_sample_input(root / "input")
+    assert main(["run", "--input", str(edges), "--format", "jsonl", "--lake", str(root / "lake")]) == 0
+    return LocalRun(edges, root / "lake")
 
 
 @pytest.fixture(scope="module")
@@ -107,9 +126,9 @@ def kill_an_executor_once_logged(cluster: StandaloneCluster, submitted: subproce
 
 
 def test_run_submitted_to_a_standalone_cluster_survives_an_executor_loss_and_writes_the_tables_of_the_local_run(
-    spark, sample_lake, standalone_cluster, dist_dir, tmp_path
+    spark, local_run, standalone_cluster, dist_dir, tmp_path
 ):
-    edges, local_lake = sample_lake.edges, sample_lake.lake
+    edges, local_lake = local_run.edges, local_run.lake
     cluster_lake = tmp_path / "lake"
     py_files = next(dist_dir.glob("linkgraph-*-py-files.zip"))
     log = tmp_path / "spark-submit.log"
