@@ -119,7 +119,7 @@ small_graphs = st.integers(min_value=2, max_value=12).flatmap(
 )
 
 
-@settings(max_examples=5, deadline=None, phases=[Phase.explicit, Phase.generate],
+@settings(max_examples=3, deadline=None, phases=[Phase.explicit, Phase.generate],
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(graph=small_graphs, seed=st.integers(0, 1000))
 def test_properties_sum_to_one_non_negative_relabel_invariant(spark, graph, seed):
