@@ -126,6 +126,16 @@ def test_per_run_tables_keep_the_last_retention_runs_runs(spark, tmp_path):
         dropped = T.PAGE_FLAGS.replace_run(lake, runs.withColumn(S.RUN_ID, F.lit(newer)), newer, "test", pinned)
     assert dropped == ["20261201T000002-rank"]
     assert _runs(lake, S.PAGE_FLAGS_TABLE) == {"20261201T000001-rank", "20261201T000003-rank"}
+    # five more runs written as the steps write them, with retention.runs 2: the last two stay
+    two = RetentionConfig(runs=2)
+    for table in (T.PAGE_FLAGS, T.SEED_SCORES):
+        written = lake.read(table.name).where(F.col(S.RUN_ID).startswith("20261201T000001"))
+        rows = spark.createDataFrame(written.collect(), written.schema)
+        for i in range(5):
+            run_id = f"20261202T00000{i}-run"
+            table.replace_run(lake, rows.withColumn(S.RUN_ID, F.lit(run_id)), run_id, "test", two)
+        assert _runs(lake, table.name) == {"20261202T000003-run", "20261202T000004-run"}
+        assert lake.read(table.name).count() == 8
 
 
 DOC_WRITE = {T.Merge.MERGE: "MERGE", T.Merge.INSERT_ONLY: "insert-only", T.Merge.OVERWRITE: "replace",
