@@ -97,45 +97,46 @@ def _runs(lake: Lake, table: str) -> set[str]:
 
 
 def test_per_run_tables_keep_the_last_retention_runs_runs(spark, tmp_path):
+    """Five runs with ``retention.runs: 2``: the first two and the last by the steps themselves,
+    the two between written as the steps write them; the last run's commit drops the older ones."""
     edges = [("a.com/", "a.com/x"), ("a.com/x", "b.org/"), ("b.org/", "a.com/"), ("b.org/", "b.org/y")]
     (tmp_path / "edges.jsonl").write_text("".join(
         json.dumps({"from_url": f"http://{s}", "to_url": f"http://{t}"}) + "\n" for s, t in edges))
-    config = config_from_dict({"lake": {"path": str(tmp_path / "lake")}, "retention": {"runs": 1},
+    config = config_from_dict({"lake": {"path": str(tmp_path / "lake")}, "retention": {"runs": 2},
                                "scores": {"seeds": ["http://a.com/"]}})
     ingest_step(spark, config, str(tmp_path / "edges.jsonl"), "jsonl")
     lake = Lake(spark, config.lake)
     T.LINK_FARMS.overwrite(lake, spark.createDataFrame([], S.LINK_FARMS))   # what flags reads of analyze
     ctx = StepContext.create(spark, config)
-    for i in range(2):   # retention 1: the second run drops the first
+
+    def steps_run(i: int) -> None:
         _rank_run(lake, spark, f"20261201T00000{i}-rank")
         flags_report = flags.run(ctx.next_step(), flags.Params())
         assert flags_report.pages == 4 and not flags_report.up_to_date
         report = scores.run(dataclasses.replace(ctx.next_step(), run_id=f"20261201T00000{i}-scores"), scores.Params())
         assert report.pages == 4 and report.flags_run == f"20261201T00000{i}-rank"
-    assert _runs(lake, S.PAGE_FLAGS_TABLE) == {"20261201T000001-rank"}
-    assert _runs(lake, S.SEED_SCORES_TABLE) == {"20261201T000001-scores"}
-    assert lake.read(S.PAGE_FLAGS_TABLE).count() == lake.read(S.SEED_SCORES_TABLE).count() == 4
-    # one commit per run: the old run went in the commit that wrote the new one
-    assert lake.delta_table(S.PAGE_FLAGS_TABLE).history().count() == 2
+
+    for i in (0, 1):
+        steps_run(i)
+    for table, kind in ((T.PAGE_FLAGS, "rank"), (T.SEED_SCORES, "scores")):
+        written = lake.read(table.name).where(F.col(S.RUN_ID) == f"20261201T000001-{kind}")
+        rows = spark.createDataFrame(written.collect(), written.schema)   # 4 rows, read before the table changes
+        for i in (2, 3):
+            run_id = f"20261201T00000{i}-{kind}"
+            table.replace_run(lake, rows.withColumn(S.RUN_ID, F.lit(run_id)), run_id, "test", config.retention)
+    steps_run(4)
+    assert _runs(lake, S.PAGE_FLAGS_TABLE) == {"20261201T000003-rank", "20261201T000004-rank"}
+    assert _runs(lake, S.SEED_SCORES_TABLE) == {"20261201T000003-scores", "20261201T000004-scores"}
+    assert lake.read(S.PAGE_FLAGS_TABLE).count() == lake.read(S.SEED_SCORES_TABLE).count() == 8
+    # one commit per run: the old runs went in the commits that wrote the new ones
+    assert lake.delta_table(S.PAGE_FLAGS_TABLE).history().count() == 5
     # a re-run of the same inputs writes nothing; a pinned run stays when a newer one is written
     assert flags.run(ctx.next_step(), flags.Params()).up_to_date
-    kept = lake.read(S.PAGE_FLAGS_TABLE).where(F.col(S.RUN_ID) == "20261201T000001-rank")
-    runs = spark.createDataFrame(kept.collect(), kept.schema)   # 4 rows, read before the table changes
-    pinned = RetentionConfig(runs=1, pinned_runs=["20261201T000001-rank"])
-    for newer in ("20261201T000002-rank", "20261201T000003-rank"):
-        dropped = T.PAGE_FLAGS.replace_run(lake, runs.withColumn(S.RUN_ID, F.lit(newer)), newer, "test", pinned)
-    assert dropped == ["20261201T000002-rank"]
-    assert _runs(lake, S.PAGE_FLAGS_TABLE) == {"20261201T000001-rank", "20261201T000003-rank"}
-    # five more runs written as the steps write them, with retention.runs 2: the last two stay
-    two = RetentionConfig(runs=2)
-    for table in (T.PAGE_FLAGS, T.SEED_SCORES):
-        written = lake.read(table.name).where(F.col(S.RUN_ID).startswith("20261201T000001"))
-        rows = spark.createDataFrame(written.collect(), written.schema)
-        for i in range(5):
-            run_id = f"20261202T00000{i}-run"
-            table.replace_run(lake, rows.withColumn(S.RUN_ID, F.lit(run_id)), run_id, "test", two)
-        assert _runs(lake, table.name) == {"20261202T000003-run", "20261202T000004-run"}
-        assert lake.read(table.name).count() == 8
+    kept = lake.read(S.PAGE_FLAGS_TABLE).where(F.col(S.RUN_ID) == "20261201T000004-rank")
+    newer = spark.createDataFrame(kept.collect(), kept.schema).withColumn(S.RUN_ID, F.lit("20261201T000005-rank"))
+    pinned = RetentionConfig(runs=1, pinned_runs=["20261201T000003-rank"])
+    assert T.PAGE_FLAGS.replace_run(lake, newer, "20261201T000005-rank", "test", pinned) == ["20261201T000004-rank"]
+    assert _runs(lake, S.PAGE_FLAGS_TABLE) == {"20261201T000003-rank", "20261201T000005-rank"}
 
 
 DOC_WRITE = {T.Merge.MERGE: "MERGE", T.Merge.INSERT_ONLY: "insert-only", T.Merge.OVERWRITE: "replace",
