@@ -23,13 +23,11 @@ from pyspark.sql import functions as F
 
 from linkgraph.cli import main
 from linkgraph.explore import lookup
-from linkgraph.graph import indexes as X
 from linkgraph.lake import schemas as S
 from linkgraph.lake import tables as T
 from linkgraph.lake.config import config_from_dict
 from linkgraph.lake.context import StepContext
 from linkgraph.lake.delta import Lake
-from linkgraph.lake.tables import by_page_id
 from linkgraph.steps import analyze, compress, scores
 from steps_support import ingest_step, pagerank_step
 
@@ -181,12 +179,10 @@ def test_links_in_on_hollins_lists_the_same_sources_as_a_filter_on_links(spark, 
     """The look-ups' three index tables, built from the real crawl as ``analyze`` builds them (its
     host and domain tables are not needed here)."""
     config, _ = hollins_lake
-    lake, entries = Lake(spark, config.lake), config.analysis.max_list_entries
+    lake = Lake(spark, config.lake)
     links, pages = lake.read(S.LINKS_TABLE), lake.read(S.PAGES_TABLE)
-    T.FORWARD_INDEX.overwrite(lake, by_page_id(X.forward_index(links, entries)))
-    T.REVERSE_INDEX.overwrite(lake, by_page_id(X.reverse_index(links, entries)))
-    T.ANCHOR_INDEX.overwrite(lake, by_page_id(X.anchor_index(
-        links, pages, config.analysis.anchor_cap, config.analysis.boilerplate_anchors, entries)))
+    for table, rows in analyze.index_tables(links, pages, config.analysis).items():
+        T.declaration(table).overwrite(lake, rows)
     busiest = links.groupBy(S.DST_ID).count().orderBy(F.desc("count"), S.DST_ID).first()[S.DST_ID]
     url = pages.where(F.col(S.PAGE_ID) == busiest).first()[S.URL]
     expected = {r[S.URL] for r in links.where(F.col(S.DST_ID) == busiest)

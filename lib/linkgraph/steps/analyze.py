@@ -23,7 +23,7 @@ from linkgraph.graph import domains as D
 from linkgraph.graph import indexes as X
 from linkgraph.lake import schemas as S
 from linkgraph.lake import tables as T
-from linkgraph.lake.config import Config
+from linkgraph.lake.config import AnalysisConfig, Config
 from linkgraph.lake.context import Report, StepContext
 from linkgraph.lake.delta import Lake
 from linkgraph.lake.ids import new_run_id
@@ -103,11 +103,8 @@ def run(ctx: StepContext, params: Params) -> AnalysisReport:
         report.rows[table] = lake.rows_written(table)
         log.info("analyze: wrote %s (%d rows)", table, report.rows[table])
 
-    chunked = (S.PAGE_ID, S.CHUNK)
-    write(S.FORWARD_INDEX_TABLE, by_page_id(X.forward_index(links, ac.max_list_entries)).sortWithinPartitions(*chunked))
-    write(S.REVERSE_INDEX_TABLE, by_page_id(X.reverse_index(links, ac.max_list_entries)).sortWithinPartitions(*chunked))
-    write(S.ANCHOR_INDEX_TABLE, by_page_id(
-        X.anchor_index(links, pages, ac.anchor_cap, ac.boilerplate_anchors, ac.max_list_entries)))
+    for table, rows in index_tables(links, pages, ac).items():
+        write(table, rows)
 
     nodes = D.page_nodes(pages).persist(StorageLevel.MEMORY_AND_DISK)
     try:
@@ -121,6 +118,18 @@ def run(ctx: StepContext, params: Params) -> AnalysisReport:
     report.seconds = ctx.elapsed()
     log.info(report.summary())
     return report
+
+
+def index_tables(links: DataFrame, pages: DataFrame, ac: AnalysisConfig) -> dict[str, DataFrame]:
+    """The look-ups' tables, laid out by page id (a page's lookup reads one file): forward and
+    reverse id lists in chunks of ``max_list_entries``, and each page's anchor texts."""
+    chunked = (S.PAGE_ID, S.CHUNK)
+    return {
+        S.FORWARD_INDEX_TABLE: by_page_id(X.forward_index(links, ac.max_list_entries)).sortWithinPartitions(*chunked),
+        S.REVERSE_INDEX_TABLE: by_page_id(X.reverse_index(links, ac.max_list_entries)).sortWithinPartitions(*chunked),
+        S.ANCHOR_INDEX_TABLE: by_page_id(
+            X.anchor_index(links, pages, ac.anchor_cap, ac.boilerplate_anchors, ac.max_list_entries)),
+    }
 
 
 def _domain_analysis(ctx: StepContext, nodes: DataFrame, links: DataFrame, write: Write,
