@@ -17,17 +17,20 @@ process / the mean of the two copies around it).
 
 ``--incremental`` ingests a base of N generated links (default 10M), runs ``OPTIMIZE`` on
 ``pages`` and ``links`` into about ``--files`` files each (the many-files regime of a large
-table), then ingests a batch of F×N records (default 1%) whose sources lie in F of the hosts
-(``--shape hosts``: a host-focused crawl) or are F of the pages of every host (``--shape
-scattered``: a recrawl of 1% of pages everywhere): links seen again later (updated), new links
+table), then ingests a batch of F×N records (default 1%) whose sources lie in F of the hosts,
+neighbours in ``url_key`` order (``--shape hosts``: a crawl focused on the hosts of some domains
+or of one country) or are F of the pages of every host (``--shape scattered``: a recrawl of 1% of
+pages everywhere; a batch from F of the hosts drawn at random touches the files this one does): links seen again later (updated), new links
 between known pages and links to new pages.  With a ``--workdir`` the optimised base is kept and
 reused by later runs with the same ``--base-links`` and ``--files``.  From Spark's own metrics of
 the batch's ingest it prints ``incremental_read_fraction=X``: the input bytes (tasks' input
 metrics, REST API) of the stages that scan ``links`` or ``pages`` (matched to the scans through
 their SQL metrics, which name the stage of their largest task) over the two tables' bytes, with
 the ``size of files read`` of those scans next to it (the files left after data skipping, whole);
-and ``incremental_shuffle_fraction=X``: the shuffle bytes written by all the batch's stages over
-the two tables' bytes.  Then the bytes the batch's commits wrote to ``links``
+``incremental_table_shuffle_fraction=X``: the shuffle bytes written by the stages that scan the
+two tables (the stored rows Delta's joins shuffle) over their bytes; and
+``incremental_shuffle_fraction=X``: the shuffle bytes written by all the batch's stages (the
+batch's own records, pages and keys included) over the two tables' bytes.  Then the bytes the batch's commits wrote to ``links``
 (``numTargetBytesAdded`` of its MERGEs, Delta history) and the files they removed, over the
 table's bytes, ending with ``incremental_rewrite_fraction=X``.  ``--verbose`` lists every scan of
 the two tables (its columns and stage) and every stage that read or shuffled.
@@ -98,14 +101,25 @@ def generate_edges(spark: SparkSession, n_edges: int, path: str) -> None:
 PAGES_PER_HOST = 50
 
 
+def focused_hosts(n_hosts: int, fraction: float) -> list[int]:
+    """A ``fraction`` of the hosts ``0 .. n_hosts - 1`` that are neighbours in ``url_key`` order
+    (the reversed host names ``com.host<h>.www`` sort as the strings ``<h>``): the hosts of a
+    few domains, or of one country, that a focused crawl revisits.  The run starts at the middle
+    of that order."""
+    ordered = sorted(range(n_hosts), key=str)
+    count = max(round(n_hosts * fraction), 1)
+    start = (n_hosts - count) // 2
+    return ordered[start:start + count]
+
+
 def generate_batch(spark: SparkSession, n_base: int, fraction: float, path: str) -> None:
-    """``fraction`` × ``n_base`` records whose sources are pages of the hosts ``h`` with
-    ``h % round(1/fraction) == 0`` (a ``fraction`` of the base's hosts), seen later than the base
+    """``fraction`` × ``n_base`` records whose sources are pages of :func:`focused_hosts` (a
+    ``fraction`` of the base's hosts, neighbours in ``url_key`` order), seen later than the base
     (:func:`write_recrawl`)."""
     n_hosts = max(max(n_base // 8, 10) // PAGES_PER_HOST, 1)
-    every = max(round(1 / fraction), 1)
+    hosts = F.array(*[F.lit(h) for h in focused_hosts(n_hosts, fraction)])
     ids = spark.range(max(int(n_base * fraction), 1))
-    host = (F.abs(F.hash(F.col("id"), F.lit(3))) % max(n_hosts // every, 1)) * every
+    host = F.element_at(hosts, (F.abs(F.hash(F.col("id"), F.lit(3))) % F.size(hosts) + 1).cast("int")).cast("long")
     write_recrawl(ids, host * PAGES_PER_HOST + F.abs(F.hash(F.col("id"), F.lit(4))) % PAGES_PER_HOST, n_base, path)
 
 
@@ -217,23 +231,27 @@ def stage_ids(spark: SparkSession) -> set[int]:
 
 
 def stage_traffic(spark: SparkSession, before: set[int],
-                  scan_stages: dict[str, set[int]]) -> tuple[dict[str, int], int]:
+                  scan_stages: dict[str, set[int]]) -> tuple[dict[str, int], int, int]:
     """Over the stages the status store holds that are not in ``before``: per table, the input
-    bytes of the stages its scans ran in (tasks' input metrics; every attempt counted), and the
-    shuffle bytes all of them wrote."""
+    bytes of the stages its scans ran in (tasks' input metrics; every attempt counted), the
+    shuffle bytes all of them wrote, and the shuffle bytes of the stages that scan the tables
+    (the stored rows a join or MERGE shuffles; the batch's own records are shuffled by the others)."""
     read = dict.fromkeys(scan_stages, 0)
-    shuffled = 0
+    shuffled = from_tables = 0
+    table_stages = set().union(*scan_stages.values())
     for stage in _stages(spark):
         if stage["stageId"] in before:
             continue
         shuffled += int(stage.get("shuffleWriteBytes", 0))
+        if stage["stageId"] in table_stages:
+            from_tables += int(stage.get("shuffleWriteBytes", 0))
         if VERBOSE and (stage.get("shuffleWriteBytes") or stage.get("inputBytes")):
             print(f"    stage {stage['stageId']}.{stage['attemptId']}: input {stage.get('inputBytes', 0):,} B, "
                   f"shuffle write {stage.get('shuffleWriteBytes', 0):,} B  {stage['name'][:90]}", flush=True)
         for table, stages in scan_stages.items():
             if stage["stageId"] in stages:
                 read[table] += int(stage.get("inputBytes", 0))
-    return read, shuffled
+    return read, shuffled, from_tables
 
 
 def ingest_traffic(spark: SparkSession, config, lake, batch: str) -> tuple[float, float]:
@@ -250,14 +268,16 @@ def ingest_traffic(spark: SparkSession, config, lake, batch: str) -> tuple[float
     report = ingest.run(StepContext.create(spark, config), ingest.Params(batch, "parquet"))
     print(f"batch:  {time.monotonic() - started:8.1f} s  ({report.summary()})", flush=True)
     scans = table_scans(spark, executions_since(spark, seen), list(tables.values()))
-    read, shuffled = stage_traffic(spark, stages, {t: scans[location][1] for t, location in tables.items()})
+    read, shuffled, from_tables = stage_traffic(spark, stages, {t: scans[location][1] for t, location in tables.items()})
     whole_files = {table: scans[location][0] for table, location in tables.items()}
     total = sum(sizes.values())
     for table in tables:
         print(f"  {table}: {sizes[table]:,} bytes; its scans read {read[table]:,} bytes "
               f"(in files of {whole_files[table]:,} bytes)", flush=True)
-    print(f"  shuffled {shuffled:,} bytes", flush=True)
+    print(f"  shuffled {shuffled:,} bytes, {from_tables:,} of them by the stages that scan the two tables "
+          f"(their rows; the rest is the batch's own records, pages and keys)", flush=True)
     print(f"incremental_read_fraction={sum(read.values()) / total:.4f}")
+    print(f"incremental_table_shuffle_fraction={from_tables / total:.4f}")
     print(f"incremental_shuffle_fraction={shuffled / total:.4f}", flush=True)
     return sum(read.values()) / total, shuffled / total
 
@@ -330,8 +350,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--incremental", action="store_true",
                         help="measure what a small batch rewrites of a large links table instead")
     parser.add_argument("--shape", choices=("hosts", "scattered"), default="hosts",
-                        help="--incremental: the batch's sources in a fraction of the hosts, or a fraction "
-                             "of the pages of every host")
+                        help="--incremental: the batch's sources in a fraction of the hosts (neighbours in "
+                             "url_key order), or a fraction of the pages of every host")
     parser.add_argument("--base-links", type=int, default=10_000_000, help="--incremental: base records")
     parser.add_argument("--batch-fraction", type=float, default=0.01,
                         help="--incremental: batch records and source hosts, as a fraction of the base")

@@ -10,10 +10,12 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 from pyspark.testing import assertDataFrameEqual
 
+from linkgraph.inputs import ingest as I
 from linkgraph.lake import schemas as S
 from linkgraph.lake import tables as T
 from linkgraph.lake.config import LakeConfig
 from linkgraph.lake.delta import Lake, close_smallest_gaps, key_ranges, ranges_condition
+from linkgraph.lake.keyfilter import bloom_filter_condition, bloom_filter_subquery, filter_bits
 from linkgraph.lake.session import checkpoint_dir_of_lake
 
 DAY1, DAY2 = datetime(2026, 1, 1), datetime(2026, 1, 2)
@@ -275,8 +277,6 @@ def test_uncompressed_cache_stores_without_compression_and_restores_the_setting(
 def test_links_take_the_same_ids_by_broadcast_and_by_shuffle(spark):
     from datetime import datetime as dt
 
-    from linkgraph.inputs import ingest as I
-
     day = dt(2026, 1, 1)
     links = spark.createDataFrame(
         [("http://a.com/", "http://b.com/", "to b", None, "EXTERNAL", "CONTENT", day, day),
@@ -323,3 +323,103 @@ def test_sightings_of_a_pair_are_ranked_latest_then_smallest_anchor_with_widened
         Row(anchor_text="back", _rank=1, discovered="2026-01-05", last_seen="2026-01-06"),
         Row(anchor_text="invalid", _rank=None, discovered="2026-01-07", last_seen="2026-01-08"),
     ])
+
+
+# --- bloom filters of a batch's keys -------------------------------------------------------------
+
+def test_filter_bits_follow_the_keys_up_to_the_cap():
+    assert filter_bits(1_000) == 9_586          # -n ln(0.01) / ln(2)^2, rounded up
+    assert filter_bits(0) == filter_bits(1) == 64
+    assert filter_bits(10**9, max_bytes=1 << 20) == 8 << 20
+
+
+def test_a_bloom_filter_admits_every_key_of_the_batch_and_few_others(spark):
+    batch = spark.range(0, 100_000, 100).select(F.col("id").alias("src_id"), (F.col("id") % 7).alias("dst_id"))
+    table = spark.range(100_000).select(F.col("id").alias("src_id"), (F.col("id") % 7).alias("dst_id"))
+    for bloom in (bloom_filter_condition(batch, ["src_id", "dst_id"], ["src_id", "dst_id"], 1_000),
+                  bloom_filter_subquery(batch, ["src_id", "dst_id"], ["src_id", "dst_id"], 1_000)):
+        admitted = table.where(bloom)
+        assert admitted.join(batch, ["src_id", "dst_id"], "left_anti").count() <= 0.03 * 99_000
+        assert batch.join(admitted, ["src_id", "dst_id"], "left_anti").count() == 0   # no false negative
+
+
+def _shuffle_records_since(spark, last_before: int) -> int:
+    """Records written to shuffles by the SQL executions after ``last_before`` (SQL metrics)."""
+    store = spark._jsparkSession.sharedState().statusStore()
+    total = 0
+    for execution in _sql_executions(spark):
+        if execution.executionId() <= last_before:
+            continue
+        values = {}
+        iterator = store.executionMetrics(execution.executionId()).iterator()
+        while iterator.hasNext():
+            entry = iterator.next()
+            values[int(entry._1())] = entry._2()
+        nodes = store.planGraph(execution.executionId()).allNodes()
+        for node in (nodes.apply(i) for i in range(nodes.size())):
+            metrics = node.metrics()
+            for metric in (metrics.apply(i) for i in range(metrics.size())):
+                if metric.name() == "shuffle records written":
+                    text = (values.get(int(metric.accumulatorId())) or "0").replace(",", "")
+                    total += int(text.split("\n")[-1].split(" ")[0] if "\n" in text else text)
+    return total
+
+
+def test_a_merge_with_a_bloom_filter_shuffles_the_matches_not_the_table(spark, tmp_path):
+    """The same upsert of 20 links (10 stored) into 20,000 with and without ``filter_keys``: the
+    same table after it, but with the filter the MERGE's joins shuffle tens of stored rows (the
+    matches and about 1% of the others), without it every one, in each join (automatic
+    broadcasts off, as for a batch of millions on a cluster); with the batch broadcast too, fewer
+    still."""
+    def links(frame):
+        return frame.select(*[(F.col(f.name) if f.name in frame.columns else F.lit(None)).cast(f.dataType).alias(f.name)
+                              for f in S.LINKS.fields])
+
+    stored = links(spark.range(20_000).select((F.col("id") % 2_000).alias("src_id"),
+                                              (F.col("id") / 2_000).cast("long").alias("dst_id"),
+                                              F.lit("old").alias("anchor_text")))
+    batch = links(spark.createDataFrame([(s * 100, 3 if s < 10 else 50, "new") for s in range(20)],
+                                        "src_id LONG, dst_id LONG, anchor_text STRING"))
+    results, shuffled = [], []
+    threshold = spark.conf.get("spark.sql.autoBroadcastJoinThreshold")
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")   # the cluster regime: no batch is small
+    for filtered, broadcast in ((False, False), (True, False), (True, True)):
+        lake = Lake(spark, LakeConfig(path=str(tmp_path / f"lake-{filtered}-{broadcast}")))
+        T.ensure_core_tables(lake)   # links: deletion vectors, so a MERGE rewrites no stored row
+        lake.append(S.LINKS_TABLE, stored.coalesce(4))
+        before = _executions(spark)
+        metrics = lake.merge(S.LINKS_TABLE, batch, [S.SRC_ID, S.DST_ID], update_set={S.ANCHOR_TEXT: "s.anchor_text"},
+                             filter_keys=filtered, broadcast_source=broadcast)
+        shuffled.append(_shuffle_records_since(spark, before))
+        assert (metrics.inserted, metrics.updated) == (10, 10), metrics
+        results.append(lake.read(S.LINKS_TABLE))
+        predicate = lake.delta_table(S.LINKS_TABLE).history(1).first()["operationParameters"]["predicate"]
+        assert ("might_contain(" in predicate) == filtered
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", threshold)
+    assertDataFrameEqual(results[1], results[0])
+    assertDataFrameEqual(results[2], results[0])
+    unfiltered, filtered_records, broadcast_records = shuffled
+    assert unfiltered >= 5_000 and filtered_records < 1_000, shuffled
+    # broadcast, the batch is shuffled only by the join that finds the inserts
+    assert broadcast_records < filtered_records, shuffled
+
+
+def test_a_batch_larger_than_a_slice_is_upserted_slice_by_slice(spark, tmp_path, monkeypatch):
+    """With two pairs a MERGE, five known-end pairs (three newer sightings, two new pairs) are
+    upserted in src_id slices, one MERGE commit each, to the table one MERGE would give; the same
+    batch again changes nothing."""
+    monkeypatch.setattr(T, "MERGE_SLICE_KEYS", 2)
+    lake = Lake(spark, LakeConfig(path=str(tmp_path / "lake")))
+    T.ensure_core_tables(lake)
+    stored = [_link(s, s + 1, f"a{s}", DAY1) for s in range(10)]
+    lake.append(S.LINKS_TABLE, spark.createDataFrame(stored, S.LINKS).coalesce(1))
+    before = lake.current_version(S.LINKS_TABLE)
+    changed = [_link(1, 2, "newer", DAY2), _link(4, 5, "newer", DAY2), _link(7, 8, "newer", DAY2),
+               _link(2, 9, "new", DAY2), _link(8, 1, "new", DAY2)]
+    batch = spark.createDataFrame(changed, S.LINKS)
+    assert len(T.key_slices(batch, S.SRC_ID, 2)) == 3
+    assert T.upsert_links(lake, batch) == (2, 3)
+    assert lake.current_version(S.LINKS_TABLE) - before == 3
+    kept = [r for r in stored if r.src_id not in (1, 4, 7)]
+    assertDataFrameEqual(lake.read(S.LINKS_TABLE), spark.createDataFrame(kept + changed, S.LINKS))
+    assert T.upsert_links(lake, batch) == (0, 0)

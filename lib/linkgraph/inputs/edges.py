@@ -136,7 +136,9 @@ def ingest_edges(lake: Lake, config: Config, raw: DataFrame, report: IngestRepor
         resolved.count()
         batch_pages.unpersist()
         ranked.unpersist()
-        report.links_inserted, report.links_updated = T.upsert_links(lake, resolved, new_from=new_from)
+        # a batch whose URLs are broadcast is small enough to broadcast its links into the MERGEs
+        report.links_inserted, report.links_updated = T.upsert_links(lake, resolved, new_from=new_from,
+                                                                     broadcast=broadcast_urls)
         check_pages_still_there(lake, pages_read_version, resolved)
     finally:
         for frame in (ranked, batch_pages, resolved):
@@ -160,11 +162,19 @@ def _upsert_url_pages(lake: Lake, links: DataFrame, report: IngestReport,
             f"lake {lake.root} holds an arc-list graph (pages without URLs); ingest URL edges into a lake of their own"
         )
     first_new_id = T.max_page_id_of(existing) + 1
+    # the batch's URLs are aggregated once: the look-up and the numbering both read them, and an
+    # uncached aggregate would be computed (and its ends shuffled) once for each
     with uncompressed_cache(lake.spark):
-        batch_pages = I.pages_with_ids(I.batch_pages(links), existing, first_new_id, broadcast_urls).persist(
-            StorageLevel.MEMORY_AND_DISK)
+        seen = I.batch_pages(links).persist(StorageLevel.MEMORY_AND_DISK)
+        try:
+            batch_pages = I.pages_with_ids(seen, existing, first_new_id, broadcast_urls).persist(
+                StorageLevel.MEMORY_AND_DISK)
+            batch_pages.count()
+        finally:
+            seen.unpersist()
     try:
-        report.pages_inserted, report.pages_updated = T.upsert_pages(lake, batch_pages, key=S.URL)
+        report.pages_inserted, report.pages_updated = T.upsert_pages(lake, batch_pages, key=S.URL,
+                                                                     broadcast=broadcast_urls)
         alone = guard_new_page_ids(lake, pages_read_version, batch_pages.where(F.col(S.PAGE_ID) >= first_new_id))
     except BaseException:
         batch_pages.unpersist()

@@ -30,6 +30,7 @@ from linkgraph.inputs.readers import CORRUPT_RECORD
 from linkgraph.lake import schemas as S
 from linkgraph.lake.config import IngestConfig
 from linkgraph.lake.ids import number_in_order
+from linkgraph.lake.keyfilter import bloom_filter_subquery
 from linkgraph.lake.tables import reject_rows as reject_rows
 
 SRC_URL, SRC_HOST, SRC_DOMAIN = "src_url", "src_host", "src_domain"
@@ -355,11 +356,16 @@ def stored_ids_of(pages_batch: DataFrame, existing_pages: DataFrame, broadcast_u
     pages' ``url`` and ``page_id`` columns semi-joined with the batch's URLs (distinct already).
     With ``broadcast_urls`` (the batch's URLs fit every task) the URLs are broadcast and the
     stored columns filtered where they are read: nothing of ``pages`` is shuffled.  Otherwise both
-    are shuffled by URL (Spark's runtime bloom filter of the batch's URLs may filter the stored
-    side first)."""
+    are shuffled by URL, the stored side first filtered where it is read by a bloom filter of the
+    batch's URLs (:func:`linkgraph.lake.keyfilter.bloom_filter_subquery`): about the batch's
+    stored rows and 1% of the others are shuffled."""
     urls = pages_batch.select(S.URL)
     stored = existing_pages.select(S.URL, F.col(S.PAGE_ID).alias("_stored_id"))
-    return stored.join(F.broadcast(urls) if broadcast_urls else urls, on=S.URL, how="left_semi")
+    if broadcast_urls:
+        return stored.join(F.broadcast(urls), on=S.URL, how="left_semi")
+    # the stored rows a bloom filter of the batch's URLs admits, before the shuffle
+    bloom = bloom_filter_subquery(urls, [S.URL], [S.URL], pages_batch.count())
+    return (stored if bloom is None else stored.where(bloom)).join(urls, on=S.URL, how="left_semi")
 
 
 def new_pages_with_ids(pages_batch: DataFrame, existing_pages: DataFrame, first_id: int) -> DataFrame:

@@ -94,8 +94,9 @@ class IngestConfig:
     ``broadcast_pages``: a batch with at most this many distinct pages gives its links their page
     ids from a broadcast (url, page_id) table (about 100 bytes a page on every executor), without
     shuffling the link records, and a batch of at most half as many links looks its pages up in
-    ``pages`` with its URLs broadcast (nothing of ``pages`` shuffled); a larger one joins by
-    shuffling (0: always).
+    ``pages`` with its URLs broadcast (nothing of ``pages`` shuffled) and has its pages and links
+    broadcast into the MERGEs' joins that can build on them; a larger one joins by shuffling (0:
+    always).
     ``max_line_bytes`` / ``max_file_bytes``: limits of a text input's line and of a file's
     decompressed bytes (JSONL, CSV, arcs, dat, GML), enforced while the file is streamed; a longer
     line is one MALFORMED_RECORD reject, a larger file is read up to the limit and ends in one.

@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from delta.tables import DeltaTable
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import StructType
+from pyspark.sql.types import DataType, StructType
 
 from linkgraph.errors import MissingTableError
 from linkgraph.lake.config import LakeConfig
+from linkgraph.lake.keyfilter import bloom_filter_condition
 from linkgraph.lake.paths import lake_root, table_location
 from linkgraph.lake.rows import one_row
 
@@ -239,6 +240,8 @@ class Lake:
         prune_on: str | None = None,
         target_filter: str | None = None,
         insert: bool = True,
+        filter_keys: bool = False,
+        broadcast_source: bool = False,
     ) -> MergeMetrics:
         """Upsert ``updates`` into ``table`` on equality of ``keys`` in one MERGE commit.
 
@@ -254,14 +257,23 @@ class Lake:
         touches only the files whose statistics overlap them, so the cost follows the batch, not
         the table.  ``insert=False`` leaves unmatched rows out (an update-only MERGE: Delta joins
         source and target with an inner join, which can broadcast a small source).
+        ``filter_keys`` adds a bloom filter of the source's ``keys``
+        (:func:`linkgraph.lake.keyfilter.bloom_filter_condition`): of the rows Delta reads, only
+        those whose keys may be the source's (the matches and about 1% of the others) reach its
+        joins' shuffles.  ``broadcast_source`` (a source small enough for every task) marks the
+        source for broadcast: Delta's inner joins (finding the files with a match, marking the
+        matched rows) then shuffle neither side; the join that finds the inserts keeps every
+        source row and still shuffles both.
 
         With deletion vectors Delta reads of the target only the columns the condition and the
         update expressions name (unset columns are copied from the target, so they are read too).
         """
-        condition = _merge_condition(updates, keys, prune_on, target_filter)
+        target = self.delta_table(table)
+        key_types = {f.name: f.dataType for f in target.toDF().schema.fields if f.name in keys} if filter_keys else None
+        condition = _merge_condition(updates, keys, prune_on, target_filter, key_types)
         if condition is None:
             return NOTHING_MERGED
-        merge = self.delta_table(table).alias("t").merge(updates.alias("s"), condition)
+        merge = target.alias("t").merge((F.broadcast(updates) if broadcast_source else updates).alias("s"), condition)
         if update_set is None:
             update_set = {c: f"s.`{c}`" for c in updates.columns if c not in keys}
         if update_set:
@@ -356,10 +368,14 @@ def ranges_condition(column: str, ranges: list[tuple[int, int]]) -> str:
     return "(" + " OR ".join(f"{column} BETWEEN {lo} AND {hi}" for lo, hi in ranges) + ")"
 
 
-def _merge_condition(source: DataFrame, keys: list[str], prune_on: str | None, target_filter: str | None) -> str | None:
-    """The MERGE condition: keys equal, plus the source's key ranges and ``target_filter``; None
-    when ``prune_on`` finds the source empty (the MERGE would change nothing)."""
+def _merge_condition(source: DataFrame, keys: list[str], prune_on: str | None, target_filter: str | None,
+                     key_types: dict[str, DataType] | None = None) -> str | Column | None:
+    """The MERGE condition: keys equal, plus the source's key ranges, ``target_filter`` and (with
+    ``key_types``, the target's types of the keys) a bloom filter of the source's keys, hashed as
+    the target's values are; None when the source is found empty (the MERGE would change
+    nothing)."""
     parts = [f"t.`{k}` = s.`{k}`" for k in keys]
+    rows = None
     if prune_on is not None:
         ranges, rows = key_ranges_and_rows(source, prune_on)
         if not rows:
@@ -367,4 +383,12 @@ def _merge_condition(source: DataFrame, keys: list[str], prune_on: str | None, t
         parts.append(ranges_condition(f"t.`{prune_on}`", ranges))
     if target_filter is not None:
         parts.append(f"({target_filter})")
-    return " AND ".join(parts)
+    condition = " AND ".join(parts)
+    if key_types is None:
+        return condition
+    rows = source.count() if rows is None else rows
+    if not rows:
+        return None
+    typed = source.select(*[F.col(f"`{k}`").cast(key_types[k]).alias(k) for k in keys])
+    bloom = bloom_filter_condition(typed, keys, [f"t.`{k}`" for k in keys], rows)
+    return condition if bloom is None else F.expr(condition) & bloom

@@ -236,17 +236,20 @@ def _widen_sightings(first: str, last: str) -> tuple[str, dict[str, str]]:
     return condition, {first: f"least(t.{first}, s.{first})", last: f"greatest(t.{last}, s.{last})"}
 
 
-def upsert_pages(lake: Lake, pages: DataFrame, key: str) -> tuple[int, int]:
+def upsert_pages(lake: Lake, pages: DataFrame, key: str, broadcast: bool = False) -> tuple[int, int]:
     """MERGE pages on ``key``: insert new ones, widen first/last seen of known ones.  By page_id
     the MERGE reads only the files of the batch's id ranges.  By url it reads the ``url``,
     ``page_id`` and sighting columns of ``pages`` and marks the widened rows in deletion vectors:
     the columns that are functions of the URL are set from the batch (equal to the stored ones),
-    so Delta reads none of them."""
+    so Delta reads none of them; of the rows read only those a bloom filter of the batch's URLs
+    admits (its stored pages and about 1% of the others) reach Delta's shuffles.  ``broadcast``:
+    the batch is small enough to broadcast into Delta's joins (:meth:`Lake.merge`)."""
     condition, widened = _widen_sightings(S.FIRST_SEEN_AT, S.LAST_SEEN_AT)
     if key == S.URL:
         widened |= {c: f"s.{c}" for c in (S.HOST, S.REGISTERED_DOMAIN, S.URL_KEY)}
     metrics = lake.merge(PAGES.name, pages, keys=[key], update_set=widened, update_condition=condition,
-                         prune_on=S.PAGE_ID if key == S.PAGE_ID else None)
+                         prune_on=S.PAGE_ID if key == S.PAGE_ID else None, filter_keys=key == S.URL,
+                         broadcast_source=broadcast)
     return metrics.inserted, metrics.updated
 
 
@@ -256,7 +259,7 @@ _NEWER = (f"(s.{S.LAST_SEEN_AT} > t.{S.LAST_SEEN_AT} "
           f"OR (t.{S.LAST_SEEN_AT} IS NULL AND s.{S.LAST_SEEN_AT} IS NOT NULL))")
 
 
-def upsert_links(lake: Lake, links: DataFrame, new_from: int | None = None) -> tuple[int, int]:
+def upsert_links(lake: Lake, links: DataFrame, new_from: int | None = None, broadcast: bool = False) -> tuple[int, int]:
     """MERGE links on (src_id, dst_id); a newer sighting replaces anchor/context/type/position.
 
     The MERGEs read only the files of the batch's src_id ranges.  With ``new_from`` (the first
@@ -267,20 +270,49 @@ def upsert_links(lake: Lake, links: DataFrame, new_from: int | None = None) -> t
     its source once.
 
     The others go through :func:`_upsert_known_ends`, whose MERGEs read the key and sighting
-    columns of the stored links, never their text.  Returns (inserted, updated) over all.
+    columns of the stored links, never their text, and keep of them only the rows a bloom filter
+    of the batch's pairs admits (the matches and about 1% of the others) before Delta's joins
+    shuffle them; a batch of more than ``MERGE_SLICE_KEYS`` such pairs in src_id slices
+    (:func:`key_slices`), one MERGE commit each (a re-run after a failure between them completes
+    the rest).  ``broadcast``: the batch is small enough to broadcast into Delta's joins
+    (:meth:`Lake.merge`).  Returns (inserted, updated) over all.
     """
     inserted = 0
     if new_from is not None:
         new_end = (F.col(S.SRC_ID) >= new_from) | (F.col(S.DST_ID) >= new_from)
         inserted = lake.merge(LINKS.name, links.where(new_end), list(LINKS.keys), update_set={},
                               target_filter=f"t.{S.SRC_ID} >= {int(new_from)} OR t.{S.DST_ID} >= {int(new_from)}",
-                              ).inserted
+                              broadcast_source=broadcast).inserted
         links = links.where(~new_end)
-    known_inserted, updated = _upsert_known_ends(lake, links)
+    known_inserted = updated = 0
+    for part in key_slices(links, S.SRC_ID, MERGE_SLICE_KEYS):
+        part_inserted, part_updated = _upsert_known_ends(lake, part, broadcast)
+        known_inserted, updated = known_inserted + part_inserted, updated + part_updated
     return inserted + known_inserted, updated
 
 
-def _upsert_known_ends(lake: Lake, links: DataFrame) -> tuple[int, int]:
+# Pairs a links MERGE takes at most: the bloom filter of its keys then fits the filter's byte cap
+# at about 1% false positives (``linkgraph.lake.keyfilter``).  A larger batch is upserted in
+# slices of src_id, one MERGE (and commit) each, each reading the files of its own ids.
+MERGE_SLICE_KEYS = 800_000
+
+
+def key_slices(rows: DataFrame, column: str, keys_per_slice: int) -> list[DataFrame]:
+    """``rows`` split into half-open ranges of the integer ``column`` of about ``keys_per_slice``
+    rows each (approximate quantiles, one small job); ``[rows]`` when it has no more.  The rows of
+    one value of ``column`` fall in one slice."""
+    count = rows.count()
+    if count <= keys_per_slice:
+        return [rows]
+    slices = -(-count // keys_per_slice)
+    bounds = sorted({int(b) for b in rows.approxQuantile(column, [i / slices for i in range(1, slices)], 0.001)})
+    edges: list[int | None] = [None, *bounds, None]
+    value = F.col(column)
+    return [rows.where((F.lit(True) if low is None else value >= low) & (F.lit(True) if high is None else value < high))
+            for low, high in zip(edges, edges[1:], strict=False)]
+
+
+def _upsert_known_ends(lake: Lake, links: DataFrame, broadcast: bool = False) -> tuple[int, int]:
     """Upsert ``links`` in at most two MERGEs that name no text column of the stored links (with
     deletion vectors Delta then reads only their keys and sighting times, :meth:`Lake.merge`).
 
@@ -298,22 +330,24 @@ def _upsert_known_ends(lake: Lake, links: DataFrame) -> tuple[int, int]:
     if not rows:
         return 0, 0
     upserted = lake.merge(LINKS.name, links, list(LINKS.keys), update_set=replaced, update_condition=_NEWER,
-                          prune_on=S.SRC_ID)
+                          prune_on=S.SRC_ID, filter_keys=True, broadcast_source=broadcast)
     if upserted.inserted + upserted.updated == rows:
         return upserted.inserted, upserted.updated
     condition, widened = _widen_sightings(first, last)
     late = lake.merge(LINKS.name, links, list(LINKS.keys), update_set=widened,
-                      update_condition=f"NOT {_NEWER} AND ({condition})", prune_on=S.SRC_ID, insert=False)
+                      update_condition=f"NOT {_NEWER} AND ({condition})", prune_on=S.SRC_ID, insert=False,
+                      filter_keys=True, broadcast_source=broadcast)
     return upserted.inserted, upserted.updated + late.updated
 
 
 def insert_missing(lake: Lake, table: str | Table, rows: DataFrame, keys: list[str] | None = None) -> int:
     """Insert-only MERGE on ``keys`` (default: the table's keys; a row already stored is left
-    alone), reading only the files of the rows' ranges of the first key; returns rows inserted."""
+    alone), reading only the files of the rows' ranges of the first key, and shuffling of them
+    only the rows a bloom filter of the rows' keys admits; returns rows inserted."""
     declared = declaration(table)
     keys = list(declared.keys) if keys is None else keys
     prune_on = keys[0] if keys[0] in (S.PAGE_ID, S.SRC_ID) else None
-    return lake.merge(declared.name, rows, keys=keys, update_set={}, prune_on=prune_on).inserted
+    return lake.merge(declared.name, rows, keys=keys, update_set={}, prune_on=prune_on, filter_keys=True).inserted
 
 
 # --- rejects --------------------------------------------------------------------------------------
