@@ -88,10 +88,10 @@ def test_ingest_held_open_while_another_commits_lands_or_fails_clearly(spark, ba
     held = F.udf(wait_for_release, BooleanType())
     original = tables.upsert_pages
 
-    def upsert_pages_held(lake, pages, key):
+    def upsert_pages_held(lake, pages, key, **options):
         if threading.current_thread().name == "held-ingest":
             pages = pages.where(held(F.col(S.URL)))
-        return original(lake, pages, key)
+        return original(lake, pages, key, **options)
 
     monkeypatch.setattr(tables, "upsert_pages", upsert_pages_held)
     outcome: dict[str, BaseException | object] = {}

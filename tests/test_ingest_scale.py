@@ -155,6 +155,28 @@ def test_the_pages_merge_reads_the_url_and_sightings_not_the_url_derived_columns
     assertDataFrameEqual(lake.read(S.PAGES_TABLE), spark.createDataFrame(expected, S.PAGES))
 
 
+def test_numbered_pages_insert_the_new_urls_and_widen_the_known_by_id(spark, tmp_path):
+    """A batch's pages with their looked-up ids: the new one (id from ``new_from`` on) inserted by
+    URL, the known one widened by id through a MERGE that reads its id and sighting times, never
+    its URL or what derives from it; a known page no longer stored (pruned meanwhile) is not
+    brought back; the same batch again changes nothing."""
+    lake = Lake(spark, LakeConfig(path=str(tmp_path / "lake")))
+    T.ensure_core_tables(lake)
+    stored = [_page(i, f"http://h{i}.com/", DAY1, DAY1) for i in range(5)]
+    lake.append(S.PAGES_TABLE, spark.createDataFrame(stored, S.PAGES).coalesce(1))
+    batch = spark.createDataFrame([_page(2, "http://h2.com/", DAY2, DAY2), _page(4, "http://h4.com/", DAY1, DAY1),
+                                   _page(7, "http://pruned.com/", DAY2, DAY2), _page(9, "http://h9.com/", DAY2, DAY2)],
+                                  S.PAGES)
+    before = _executions(spark)
+    assert T.upsert_numbered_pages(lake, batch, new_from=9) == (1, 1)
+    widening_scans = [schema for schema in _read_schemas_since(spark, before) if "first_seen_at" in schema]
+    assert widening_scans and not [schema for schema in widening_scans if "url" in schema or "host" in schema]
+    expected = [r for r in stored if r.page_id != 2] + [_page(2, "http://h2.com/", DAY1, DAY2),
+                                                        _page(9, "http://h9.com/", DAY2, DAY2)]
+    assertDataFrameEqual(lake.read(S.PAGES_TABLE), spark.createDataFrame(expected, S.PAGES))
+    assert T.upsert_numbered_pages(lake, batch, new_from=9) == (0, 0)
+
+
 def test_prune_delete_reads_only_the_files_of_its_keys(spark, tmp_path):
     lake = Lake(spark, LakeConfig(path=str(tmp_path / "lake")))
     T.ensure_core_tables(lake)

@@ -590,13 +590,13 @@ def test_an_ingest_racing_a_prune_leaves_no_link_to_a_pruned_page(spark, tmp_pat
         events.append(f"delete {table}")
         return delete_matching(self, table, keys_df, keys, **options)
 
-    def upsert_links_after_a_prune(lake, links, new_from=None):
+    def upsert_links_after_a_prune(lake, links, new_from=None, **options):
         if "prune" not in events:
             events.append("prune")
             reports["prune"] = reward_step_module.run(StepContext.create(spark, config),
                                                       reward_step_module.Params(rounds=2, signals=str(signals)))
         events.append("links MERGE")
-        return upsert_links(lake, links, new_from=new_from)
+        return upsert_links(lake, links, new_from=new_from, **options)
 
     monkeypatch.setattr(Lake, "delete_matching", delete_with_an_ingest_before_the_pages_delete)
     monkeypatch.setattr(tables, "upsert_links", upsert_links_after_a_prune)

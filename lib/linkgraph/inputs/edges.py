@@ -173,8 +173,8 @@ def _upsert_url_pages(lake: Lake, links: DataFrame, report: IngestReport,
         finally:
             seen.unpersist()
     try:
-        report.pages_inserted, report.pages_updated = T.upsert_pages(lake, batch_pages, key=S.URL,
-                                                                     broadcast=broadcast_urls)
+        report.pages_inserted, report.pages_updated = T.upsert_numbered_pages(lake, batch_pages, first_new_id,
+                                                                              broadcast=broadcast_urls)
         alone = guard_new_page_ids(lake, pages_read_version, batch_pages.where(F.col(S.PAGE_ID) >= first_new_id))
     except BaseException:
         batch_pages.unpersist()

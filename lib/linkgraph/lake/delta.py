@@ -257,13 +257,11 @@ class Lake:
         touches only the files whose statistics overlap them, so the cost follows the batch, not
         the table.  ``insert=False`` leaves unmatched rows out (an update-only MERGE: Delta joins
         source and target with an inner join, which can broadcast a small source).
-        ``filter_keys`` adds a bloom filter of the source's ``keys``
-        (:func:`linkgraph.lake.keyfilter.bloom_filter_condition`): of the rows Delta reads, only
-        those whose keys may be the source's (the matches and about 1% of the others) reach its
-        joins' shuffles.  ``broadcast_source`` (a source small enough for every task) marks the
-        source for broadcast: Delta's inner joins (finding the files with a match, marking the
-        matched rows) then shuffle neither side; the join that finds the inserts keeps every
-        source row and still shuffles both.
+        ``filter_keys`` adds a bloom filter of the source's ``keys`` (:mod:`linkgraph.lake.keyfilter`):
+        of the rows Delta reads only the matches and about 1% of the others reach its shuffles.
+        ``broadcast_source`` (a source small enough for every task) broadcasts the source into
+        Delta's inner joins (finding the files with a match, marking the matched rows); the join
+        that finds the inserts keeps every source row and still shuffles both sides.
 
         With deletion vectors Delta reads of the target only the columns the condition and the
         update expressions name (unset columns are copied from the target, so they are read too).

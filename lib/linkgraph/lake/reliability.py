@@ -150,8 +150,10 @@ def guard_new_page_ids(lake, read_version: int | None, numbered: DataFrame) -> b
     (``tables.upsert_links`` writes such links with an insert-only MERGE).
     """
     read = read_version if read_version is not None else -1
-    later = lake.delta_table(S.PAGES_TABLE).history().where(F.col("version") > F.lit(read))
-    if later.count() <= 1:   # only this ingest's own commit (or none)
+    own = [v for table, v in lake.commits if table == S.PAGES_TABLE and v is not None and v > read]
+    later = (lake.delta_table(S.PAGES_TABLE).history().where(F.col("version") > F.lit(read))
+             .where(~F.col("version").isin(own)))
+    if not later.limit(1).count():   # only this ingest's own commits (or none)
         return True
     # an id used twice is one of this ingest's new ids: all are >= the smallest of them, so only
     # the files holding such ids are read (and the delete touches only those)

@@ -253,6 +253,31 @@ def upsert_pages(lake: Lake, pages: DataFrame, key: str, broadcast: bool = False
     return metrics.inserted, metrics.updated
 
 
+def upsert_numbered_pages(lake: Lake, pages: DataFrame, new_from: int, broadcast: bool = False) -> tuple[int, int]:
+    """Upsert the pages of a URL batch whose ids were looked up (``inputs.ingest.pages_with_ids``):
+    a page with an id below ``new_from`` carries the id stored for its URL, the others are new.
+
+    First the new pages, by an insert-only MERGE on ``url`` (a URL another ingest stored
+    meanwhile is not inserted twice; the MERGE reads the ``url`` column and shuffles of it only
+    the rows a bloom filter of the new URLs admits).  Then the known pages' sightings are widened
+    by update-only MERGEs on ``page_id``, in slices of ``MERGE_SLICE_KEYS`` ids: each reads the
+    id and sighting columns of the files of its id ranges, and its inner joins, with the batch
+    broadcast (``broadcast``), shuffle nothing.  A page pruned meanwhile is not brought back (the
+    links step's check then re-runs the ingest, which numbers it anew).  Returns (inserted,
+    updated)."""
+    new = pages.where(F.col(S.PAGE_ID) >= new_from)
+    inserted = lake.merge(PAGES.name, new, keys=[S.URL], update_set={}, filter_keys=True,
+                          broadcast_source=broadcast).inserted
+    condition, widened = _widen_sightings(S.FIRST_SEEN_AT, S.LAST_SEEN_AT)
+    # the URL and its functions set from the batch (equal to the stored ones): Delta reads none of them
+    widened |= {c: f"s.{c}" for c in (S.URL, S.HOST, S.REGISTERED_DOMAIN, S.URL_KEY)}
+    updated = 0
+    for part in key_slices(pages.where(F.col(S.PAGE_ID) < new_from), S.PAGE_ID, MERGE_SLICE_KEYS):
+        updated += lake.merge(PAGES.name, part, keys=[S.PAGE_ID], update_set=widened, update_condition=condition,
+                              prune_on=S.PAGE_ID, insert=False, filter_keys=True, broadcast_source=broadcast).updated
+    return inserted, updated
+
+
 LINK_TEXT_COLUMNS = (S.ANCHOR_TEXT, S.CONTEXT_WINDOW, S.LINK_TYPE, S.POSITION)
 # a sighting newer than the stored one (its text columns replace the stored ones)
 _NEWER = (f"(s.{S.LAST_SEEN_AT} > t.{S.LAST_SEEN_AT} "
