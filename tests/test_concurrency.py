@@ -86,14 +86,14 @@ def test_ingest_held_open_while_another_commits_lands_or_fails_clearly(spark, ba
         return True
 
     held = F.udf(wait_for_release, BooleanType())
-    original = tables.upsert_pages
+    original = tables.upsert_numbered_pages
 
-    def upsert_pages_held(lake, pages, key, **options):
+    def upsert_pages_held(lake, pages, *args, **options):
         if threading.current_thread().name == "held-ingest":
             pages = pages.where(held(F.col(S.URL)))
-        return original(lake, pages, key, **options)
+        return original(lake, pages, *args, **options)
 
-    monkeypatch.setattr(tables, "upsert_pages", upsert_pages_held)
+    monkeypatch.setattr(tables, "upsert_numbered_pages", upsert_pages_held)
     outcome: dict[str, BaseException | object] = {}
 
     def run_held():
@@ -114,7 +114,7 @@ def test_ingest_held_open_while_another_commits_lands_or_fails_clearly(spark, ba
     assert winner.written + winner.rejected == winner.read
 
     error = outcome.get("error")
-    monkeypatch.setattr(tables, "upsert_pages", original)
+    monkeypatch.setattr(tables, "upsert_numbered_pages", original)
     if error is not None:
         # the held MERGE lost: Delta's conflict (or the page-id guard), one clear message, then a re-run lands
         assert isinstance(error, ConflictRetriesExhausted), error
