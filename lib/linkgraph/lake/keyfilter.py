@@ -28,6 +28,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from py4j.java_gateway import JavaClass
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
@@ -47,12 +48,17 @@ def filter_bits(keys: int, fpp: float = FALSE_POSITIVE_RATE, max_bytes: int = MA
 
 
 def _jvm_parts(frame: DataFrame) -> tuple[Any, Any, Any] | None:
-    """(jvm, catalyst expressions package, ExpressionUtils) of a classic session, else None."""
+    """(jvm, catalyst expressions package, ExpressionUtils) of a classic session whose Spark has
+    the classes used here (4.x), else None."""
     jvm = getattr(frame.sparkSession, "_jvm", None)
     if jvm is None or not hasattr(frame, "_jdf"):
         return None
-    utils = getattr(jvm.org.apache.spark.sql.classic, "ExpressionUtils$").__getattr__("MODULE$")
-    return jvm, jvm.org.apache.spark.sql.catalyst.expressions, utils
+    expressions = jvm.org.apache.spark.sql.catalyst.expressions
+    utils_class = getattr(jvm.org.apache.spark.sql.classic, "ExpressionUtils$")
+    if not (isinstance(utils_class, JavaClass) and isinstance(expressions.BloomFilterMightContain, JavaClass)):
+        log.warning("this Spark has no BloomFilterMightContain/ExpressionUtils: MERGEs run without key filters")
+        return None
+    return jvm, expressions, utils_class.__getattr__("MODULE$")
 
 
 def _might_contain(frame: DataFrame, bloom_filter: Column, target_columns: Sequence[str]) -> Column:
