@@ -41,7 +41,9 @@ larger than the reader's buffer; on small files (a 1M-record base) a narrow scan
 read about the same bytes.  Spark's automatic broadcast of small frames is off for the batch
 (``--auto-broadcast`` keeps it): here a table of a few MB or a batch of 10,000 records would be
 broadcast whole, which at 10B links (a 20 GB ``pages``, a batch of 100M records) they are not; the
-broadcasts the ingest asks for itself stay.
+broadcasts the ingest asks for itself stay.  For the same reason the MERGEs' key filters are used
+whatever the tables' size (``keyfilter.MIN_TABLE_BYTES`` set to 0; by default a table below
+64 MiB is merged without one).
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
+from linkgraph.lake import keyfilter
 from linkgraph.lake.config import config_from_dict
 from linkgraph.lake.context import StepContext
 from linkgraph.lake.session import get_spark
@@ -389,6 +392,8 @@ def main(argv: list[str] | None = None) -> int:
             # ``pages`` nor a batch of 100M records is); the broadcasts the code asks for stay
             if not args.auto_broadcast:
                 spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+            # and every table is large enough for the MERGEs' key filters (at 10B links all are)
+            keyfilter.MIN_TABLE_BYTES = 0
             incremental(spark, config, workdir, args.base_links, args.batch_fraction, args.shape, args.files)
             return 0
         source = str(workdir / "edges.parquet")

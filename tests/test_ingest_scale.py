@@ -11,6 +11,7 @@ from pyspark.sql.types import StringType, StructField, StructType
 from pyspark.testing import assertDataFrameEqual
 
 from linkgraph.inputs import ingest as I
+from linkgraph.lake import keyfilter
 from linkgraph.lake import schemas as S
 from linkgraph.lake import tables as T
 from linkgraph.lake.config import LakeConfig
@@ -155,11 +156,13 @@ def test_the_pages_merge_reads_the_url_and_sightings_not_the_url_derived_columns
     assertDataFrameEqual(lake.read(S.PAGES_TABLE), spark.createDataFrame(expected, S.PAGES))
 
 
-def test_numbered_pages_insert_the_new_urls_and_widen_the_known_by_id(spark, tmp_path):
+def test_numbered_pages_insert_the_new_urls_and_widen_the_known_by_id(spark, tmp_path, monkeypatch):
     """A batch's pages with their looked-up ids: the new one (id from ``new_from`` on) inserted by
     URL, the known one widened by id through a MERGE that reads its id and sighting times, never
     its URL or what derives from it; a known page no longer stored (pruned meanwhile) is not
-    brought back; the same batch again changes nothing."""
+    brought back; the same batch again changes nothing.  (A table this small takes one MERGE on
+    ``url`` unless the threshold says otherwise.)"""
+    monkeypatch.setattr(keyfilter, "MIN_TABLE_BYTES", 0)
     lake = Lake(spark, LakeConfig(path=str(tmp_path / "lake")))
     T.ensure_core_tables(lake)
     stored = [_page(i, f"http://h{i}.com/", DAY1, DAY1) for i in range(5)]
@@ -387,7 +390,7 @@ def _shuffle_records_since(spark, last_before: int) -> int:
     return total
 
 
-def test_a_merge_with_a_bloom_filter_shuffles_the_matches_not_the_table(spark, tmp_path):
+def test_a_merge_with_a_bloom_filter_shuffles_the_matches_not_the_table(spark, tmp_path, monkeypatch):
     """The same upsert of 20 links (10 stored) into 20,000 with and without ``filter_keys``: the
     same table after it, but with the filter the MERGE's joins shuffle tens of stored rows (the
     matches and about 1% of the others), without it every one, in each join (automatic
@@ -402,6 +405,16 @@ def test_a_merge_with_a_bloom_filter_shuffles_the_matches_not_the_table(spark, t
                                               F.lit("old").alias("anchor_text")))
     batch = links(spark.createDataFrame([(s * 100, 3 if s < 10 else 50, "new") for s in range(20)],
                                         "src_id LONG, dst_id LONG, anchor_text STRING"))
+    # a table this small is merged without a filter, unless the threshold says otherwise
+    small = Lake(spark, LakeConfig(path=str(tmp_path / "lake-small")))
+    T.ensure_core_tables(small)
+    small.append(S.LINKS_TABLE, stored.coalesce(4))
+    assert small.table_bytes(S.LINKS_TABLE) < keyfilter.MIN_TABLE_BYTES
+    small.merge(S.LINKS_TABLE, batch, [S.SRC_ID, S.DST_ID], update_set={S.ANCHOR_TEXT: "s.anchor_text"},
+                filter_keys=True)
+    assert "might_contain(" not in small.delta_table(S.LINKS_TABLE).history(1).first()["operationParameters"]["predicate"]
+    monkeypatch.setattr(keyfilter, "MIN_TABLE_BYTES", 0)
+
     results, shuffled = [], []
     threshold = spark.conf.get("spark.sql.autoBroadcastJoinThreshold")
     spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")   # the cluster regime: no batch is small

@@ -18,8 +18,8 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import DataType, StructType
 
 from linkgraph.errors import MissingTableError
+from linkgraph.lake import keyfilter
 from linkgraph.lake.config import LakeConfig
-from linkgraph.lake.keyfilter import bloom_filter_condition
 from linkgraph.lake.paths import lake_root, table_location
 from linkgraph.lake.rows import one_row
 
@@ -257,8 +257,9 @@ class Lake:
         touches only the files whose statistics overlap them, so the cost follows the batch, not
         the table.  ``insert=False`` leaves unmatched rows out (an update-only MERGE: Delta joins
         source and target with an inner join, which can broadcast a small source).
-        ``filter_keys`` adds a bloom filter of the source's ``keys`` (:mod:`linkgraph.lake.keyfilter`):
-        of the rows Delta reads only the matches and about 1% of the others reach its shuffles.
+        ``filter_keys`` adds a bloom filter of the source's ``keys`` (:mod:`linkgraph.lake.keyfilter`;
+        for a table of ``keyfilter.MIN_TABLE_BYTES`` or more): of the rows Delta reads only the
+        matches and about 1% of the others reach its shuffles.
         ``broadcast_source`` (a source small enough for every task) broadcasts the source into
         Delta's inner joins (finding the files with a match, marking the matched rows); the join
         that finds the inserts keeps every source row and still shuffles both sides.
@@ -267,6 +268,7 @@ class Lake:
         update expressions name (unset columns are copied from the target, so they are read too).
         """
         target = self.delta_table(table)
+        filter_keys = filter_keys and self.table_bytes(table) >= keyfilter.MIN_TABLE_BYTES
         key_types = {f.name: f.dataType for f in target.toDF().schema.fields if f.name in keys} if filter_keys else None
         condition = _merge_condition(updates, keys, prune_on, target_filter, key_types)
         if condition is None:
@@ -280,6 +282,10 @@ class Lake:
         if insert:
             merge = merge.whenNotMatchedInsertAll()
         return self._committed_merge(table, merge.execute())
+
+    def table_bytes(self, table: str) -> int:
+        """The bytes of the files of ``table``'s current version (from its log, no Spark job)."""
+        return int(one_row(self.delta_table(table).detail().select("sizeInBytes"))[0] or 0)
 
     def _committed_merge(self, table: str, result: DataFrame) -> MergeMetrics:
         """The counts of an executed MERGE, from the one row its execution returns (computed on
@@ -388,5 +394,5 @@ def _merge_condition(source: DataFrame, keys: list[str], prune_on: str | None, t
     if not rows:
         return None
     typed = source.select(*[F.col(f"`{k}`").cast(key_types[k]).alias(k) for k in keys])
-    bloom = bloom_filter_condition(typed, keys, [f"t.`{k}`" for k in keys], rows)
+    bloom = keyfilter.bloom_filter_condition(typed, keys, [f"t.`{k}`" for k in keys], rows)
     return condition if bloom is None else F.expr(condition) & bloom

@@ -34,6 +34,11 @@ from pyspark.sql import functions as F
 
 log = logging.getLogger(__name__)
 
+# A MERGE into a table smaller than this runs without a filter: shuffling the key rows of such a
+# table costs less than the pass over the batch that builds the filter (a few seconds of fixed
+# cost per MERGE on a small lake).  The incremental bench sets it to 0 (the cluster regime).
+MIN_TABLE_BYTES = 64 << 20
+
 FALSE_POSITIVE_RATE = 0.01
 # 1 MiB: 8.4M bits, at 1% false positives about 870,000 keys; a MERGE's condition then holds
 # about 2 MB of hex

@@ -36,6 +36,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
+from linkgraph.lake import keyfilter
 from linkgraph.lake import schemas as S
 from linkgraph.lake.config import RetentionConfig
 from linkgraph.lake.delta import Lake, MergeMetrics
@@ -263,8 +264,11 @@ def upsert_numbered_pages(lake: Lake, pages: DataFrame, new_from: int, broadcast
     by update-only MERGEs on ``page_id``, in slices of ``MERGE_SLICE_KEYS`` ids: each reads the
     id and sighting columns of the files of its id ranges, and its inner joins, with the batch
     broadcast (``broadcast``), shuffle nothing.  A page pruned meanwhile is not brought back (the
-    links step's check then re-runs the ingest, which numbers it anew).  Returns (inserted,
-    updated)."""
+    links step's check then re-runs the ingest, which numbers it anew).  A ``pages`` table below
+    ``keyfilter.MIN_TABLE_BYTES`` is upserted by one MERGE on ``url`` instead (:func:`upsert_pages`:
+    one MERGE costs less than two there).  Returns (inserted, updated)."""
+    if lake.table_bytes(PAGES.name) < keyfilter.MIN_TABLE_BYTES:
+        return upsert_pages(lake, pages, key=S.URL, broadcast=broadcast)
     new = pages.where(F.col(S.PAGE_ID) >= new_from)
     inserted = lake.merge(PAGES.name, new, keys=[S.URL], update_set={}, filter_keys=True,
                           broadcast_source=broadcast).inserted
@@ -365,14 +369,17 @@ def _upsert_known_ends(lake: Lake, links: DataFrame, broadcast: bool = False) ->
     return upserted.inserted, upserted.updated + late.updated
 
 
-def insert_missing(lake: Lake, table: str | Table, rows: DataFrame, keys: list[str] | None = None) -> int:
+def insert_missing(lake: Lake, table: str | Table, rows: DataFrame, keys: list[str] | None = None,
+                   filter_keys: bool = False) -> int:
     """Insert-only MERGE on ``keys`` (default: the table's keys; a row already stored is left
-    alone), reading only the files of the rows' ranges of the first key, and shuffling of them
-    only the rows a bloom filter of the rows' keys admits; returns rows inserted."""
+    alone), reading only the files of the rows' ranges of the first key and, with
+    ``filter_keys``, shuffling of them only the rows a bloom filter of the rows' keys admits
+    (:meth:`Lake.merge`); returns rows inserted."""
     declared = declaration(table)
     keys = list(declared.keys) if keys is None else keys
     prune_on = keys[0] if keys[0] in (S.PAGE_ID, S.SRC_ID) else None
-    return lake.merge(declared.name, rows, keys=keys, update_set={}, prune_on=prune_on, filter_keys=True).inserted
+    return lake.merge(declared.name, rows, keys=keys, update_set={}, prune_on=prune_on,
+                      filter_keys=filter_keys).inserted
 
 
 # --- rejects --------------------------------------------------------------------------------------
@@ -438,7 +445,7 @@ def write_rejects(lake: Lake, rejects: DataFrame) -> int:
     REJECTS.ensure(lake)
     stamped = rejects.select(*[F.current_timestamp().alias(f.name) if f.name == S.REJECTED_AT else F.col(f.name)
                                for f in REJECTS.schema.fields])
-    return insert_missing(lake, REJECTS, stamped)
+    return insert_missing(lake, REJECTS, stamped, filter_keys=True)
 
 
 # --- sitemaps, external authority, page signals, feeds ------------------------------------------------
