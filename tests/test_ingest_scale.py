@@ -164,7 +164,7 @@ def test_numbered_pages_insert_the_new_urls_and_widen_the_known_by_id(spark, tmp
     ``url`` unless the threshold says otherwise.)"""
     monkeypatch.setattr(keyfilter, "MIN_TABLE_BYTES", 0)
     lake = Lake(spark, LakeConfig(path=str(tmp_path / "lake")))
-    T.ensure_core_tables(lake)
+    T.PAGES.ensure(lake)
     stored = [_page(i, f"http://h{i}.com/", DAY1, DAY1) for i in range(5)]
     lake.append(S.PAGES_TABLE, spark.createDataFrame(stored, S.PAGES).coalesce(1))
     batch = spark.createDataFrame([_page(2, "http://h2.com/", DAY2, DAY2), _page(4, "http://h4.com/", DAY1, DAY1),
@@ -407,7 +407,7 @@ def test_a_merge_with_a_bloom_filter_shuffles_the_matches_not_the_table(spark, t
                                         "src_id LONG, dst_id LONG, anchor_text STRING"))
     # a table this small is merged without a filter, unless the threshold says otherwise
     small = Lake(spark, LakeConfig(path=str(tmp_path / "lake-small")))
-    T.ensure_core_tables(small)
+    T.LINKS.ensure(small)
     small.append(S.LINKS_TABLE, stored.coalesce(4))
     assert small.table_bytes(S.LINKS_TABLE) < keyfilter.MIN_TABLE_BYTES
     small.merge(S.LINKS_TABLE, batch, [S.SRC_ID, S.DST_ID], update_set={S.ANCHOR_TEXT: "s.anchor_text"},
@@ -420,7 +420,7 @@ def test_a_merge_with_a_bloom_filter_shuffles_the_matches_not_the_table(spark, t
     spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")   # the cluster regime: no batch is small
     for filtered, broadcast in ((False, False), (True, False), (True, True)):
         lake = Lake(spark, LakeConfig(path=str(tmp_path / f"lake-{filtered}-{broadcast}")))
-        T.ensure_core_tables(lake)   # links: deletion vectors, so a MERGE rewrites no stored row
+        T.LINKS.ensure(lake)   # deletion vectors: a MERGE rewrites no stored row
         lake.append(S.LINKS_TABLE, stored.coalesce(4))
         before = _executions(spark)
         metrics = lake.merge(S.LINKS_TABLE, batch, [S.SRC_ID, S.DST_ID], update_set={S.ANCHOR_TEXT: "s.anchor_text"},
@@ -445,7 +445,7 @@ def test_a_batch_larger_than_a_slice_is_upserted_slice_by_slice(spark, tmp_path,
     batch again changes nothing."""
     monkeypatch.setattr(T, "MERGE_SLICE_KEYS", 2)
     lake = Lake(spark, LakeConfig(path=str(tmp_path / "lake")))
-    T.ensure_core_tables(lake)
+    T.LINKS.ensure(lake)
     stored = [_link(s, s + 1, f"a{s}", DAY1) for s in range(10)]
     lake.append(S.LINKS_TABLE, spark.createDataFrame(stored, S.LINKS).coalesce(1))
     before = lake.current_version(S.LINKS_TABLE)

@@ -257,12 +257,10 @@ class Lake:
         touches only the files whose statistics overlap them, so the cost follows the batch, not
         the table.  ``insert=False`` leaves unmatched rows out (an update-only MERGE: Delta joins
         source and target with an inner join, which can broadcast a small source).
-        ``filter_keys`` adds a bloom filter of the source's ``keys`` (:mod:`linkgraph.lake.keyfilter`;
-        for a table of ``keyfilter.MIN_TABLE_BYTES`` or more): of the rows Delta reads only the
-        matches and about 1% of the others reach its shuffles.
-        ``broadcast_source`` (a source small enough for every task) broadcasts the source into
-        Delta's inner joins (finding the files with a match, marking the matched rows); the join
-        that finds the inserts keeps every source row and still shuffles both sides.
+        ``filter_keys``: a bloom filter of the source's ``keys`` (:mod:`linkgraph.lake.keyfilter`,
+        tables from ``keyfilter.MIN_TABLE_BYTES`` on) lets only the matches and ~1% of the other
+        rows read reach Delta's shuffles.  ``broadcast_source`` (a small source) broadcasts it into
+        Delta's inner joins; the join that finds the inserts still shuffles both sides.
 
         With deletion vectors Delta reads of the target only the columns the condition and the
         update expressions name (unset columns are copied from the target, so they are read too).
