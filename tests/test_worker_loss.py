@@ -30,10 +30,6 @@ pytestmark = [pytest.mark.cluster, pytest.mark.drill]
 TESTS = Path(__file__).resolve().parent
 REPLACEMENT_TIMEOUT_S = 300.0
 RUN_TIMEOUT_S = 1500.0
-# the reward rounds (rank/reward.py) still cut their block state with localCheckpoint; Spark's
-# error when such a block is lost with its executor
-LOCAL_CHECKPOINT_CASES = {"reward_rounds"}
-LOST_LOCAL_CHECKPOINT = "Checkpoint block"
 # small and few partitions (no adaptive coalescing: the state stays spread over both executors)
 SUBMIT_ARGS = [
     "--deploy-mode", "client", "--driver-memory", "768m", "--executor-memory", "640m",
@@ -123,8 +119,6 @@ def test_an_iterative_step_survives_an_executor_killed_mid_loop_with_the_undistu
     outcome = disturbed.outcome(case)
     assert outcome["paused"], f"{case} ended before iteration {PAUSE_AT[case]}"
     assert case in disturbed.killed, f"no executor was killed during {case}"
-    if case in LOCAL_CHECKPOINT_CASES and outcome["error"] and LOST_LOCAL_CHECKPOINT in outcome["error"]:
-        pytest.xfail(f"{case} still cuts its state with localCheckpoint: lost with the executor")
     assert outcome["error"] is None, outcome["error"][-3000:]
     assert outcome["result"], case
     assert_same(outcome["result"], CASES[case](spark, None), TOLERANCE[case])
