@@ -260,7 +260,7 @@ def rank_sightings(validated: DataFrame) -> DataFrame:
     """
     valid = F.col(S.REASON).isNull()
     raw_columns = [f.name for f in S.RAW_EDGE_RECORD.fields]
-    pair = Window.partitionBy(F.col(SRC_URL), F.col(DST_URL), F.col("_spread")).orderBy(
+    pair = Window.partitionBy(F.col("_pair_hash"), F.col(SRC_URL), F.col(DST_URL), F.col("_spread")).orderBy(
         F.col(LAST_SEEN).desc_nulls_last(), F.col(S.ANCHOR_TEXT).asc_nulls_last(),
         F.col(S.CONTEXT_WINDOW).asc_nulls_last(), F.col(S.POSITION).asc_nulls_last(),
         F.col(S.LINK_TYPE).asc_nulls_last(), F.col(S.FROM_URL), F.col(S.TO_URL))
@@ -268,6 +268,7 @@ def rank_sightings(validated: DataFrame) -> DataFrame:
     return (
         validated.drop(SRC_HOST, DST_HOST)
         .withColumn("_spread", F.when(~valid, F.xxhash64(CORRUPT_RECORD, *raw_columns)))
+        .withColumn("_pair_hash", F.xxhash64(SRC_URL, DST_URL, "_spread"))
         .withColumns({
             RANK: F.when(valid, F.row_number().over(pair)),
             DISCOVERED: F.when(valid, F.min(DISCOVERED).over(whole_pair)).otherwise(F.col(DISCOVERED)),

@@ -66,9 +66,7 @@ def _jvm_parts(frame: DataFrame) -> tuple[Any, Any, Any] | None:
     return jvm, expressions, utils_class.__getattr__("MODULE$")
 
 
-def _might_contain(frame: DataFrame, bloom_filter: Column, target_columns: Sequence[str]) -> Column:
-    parts = _jvm_parts(frame)
-    assert parts is not None, "callers check for a JVM session first"
+def _might_contain(parts: tuple[Any, Any, Any], bloom_filter: Column, target_columns: Sequence[str]) -> Column:
     _, expressions, utils = parts
     value = utils.expression(F.xxhash64(*[F.col(c) for c in target_columns])._jc)
     return Column(utils.column(expressions.BloomFilterMightContain(utils.expression(bloom_filter._jc), value)))
@@ -93,7 +91,7 @@ def bloom_filter_condition(source: DataFrame, source_columns: Sequence[str], tar
     literal = expressions.Literal.create(stream.toByteArray(), jvm.org.apache.spark.sql.types.DataTypes.BinaryType)
     log.debug("bloom filter of %d keys: %d bits, expected false positives %.4f", keys, built.bitSize(),
               built.expectedFpp())
-    return _might_contain(source, Column(utils.column(literal)), target_columns)
+    return _might_contain(parts, Column(utils.column(literal)), target_columns)
 
 
 def bloom_filter_subquery(source: DataFrame, source_columns: Sequence[str], target_columns: Sequence[str],
@@ -110,4 +108,4 @@ def bloom_filter_subquery(source: DataFrame, source_columns: Sequence[str], targ
                  F.lit(filter_bits(keys, max_bytes=1 << 40)).cast("long")]
     scala_arguments = jvm.scala.jdk.javaapi.CollectionConverters.asScala([a._jc for a in arguments]).toList()
     aggregate = Column(column_object.internalFn("bloom_filter_agg", scala_arguments))
-    return _might_contain(source, source.agg(aggregate.alias("bloom_filter")).scalar(), target_columns)
+    return _might_contain(parts, source.agg(aggregate.alias("bloom_filter")).scalar(), target_columns)

@@ -314,8 +314,10 @@ def upsert_links(lake: Lake, links: DataFrame, new_from: int | None = None, broa
                               broadcast_source=broadcast).inserted
         links = links.where(~new_end)
     known_inserted = updated = 0
-    for part in key_slices(links, S.SRC_ID, MERGE_SLICE_KEYS):
-        part_inserted, part_updated = _upsert_known_ends(lake, part, broadcast)
+    count = links.count()
+    slices = key_slices(links, S.SRC_ID, MERGE_SLICE_KEYS, count)
+    for part in slices:
+        part_inserted, part_updated = _upsert_known_ends(lake, part, broadcast, count if len(slices) == 1 else None)
         known_inserted, updated = known_inserted + part_inserted, updated + part_updated
     return inserted + known_inserted, updated
 
@@ -326,11 +328,11 @@ def upsert_links(lake: Lake, links: DataFrame, new_from: int | None = None, broa
 MERGE_SLICE_KEYS = 800_000
 
 
-def key_slices(rows: DataFrame, column: str, keys_per_slice: int) -> list[DataFrame]:
+def key_slices(rows: DataFrame, column: str, keys_per_slice: int, count: int | None = None) -> list[DataFrame]:
     """``rows`` split into half-open ranges of the integer ``column`` of about ``keys_per_slice``
     rows each (approximate quantiles, one small job); ``[rows]`` when it has no more.  The rows of
-    one value of ``column`` fall in one slice."""
-    count = rows.count()
+    one value of ``column`` fall in one slice.  ``count``: the rows of ``rows``, when known."""
+    count = rows.count() if count is None else count
     if count <= keys_per_slice:
         return [rows]
     slices = -(-count // keys_per_slice)
@@ -341,7 +343,8 @@ def key_slices(rows: DataFrame, column: str, keys_per_slice: int) -> list[DataFr
             for low, high in zip(edges, edges[1:], strict=False)]
 
 
-def _upsert_known_ends(lake: Lake, links: DataFrame, broadcast: bool = False) -> tuple[int, int]:
+def _upsert_known_ends(lake: Lake, links: DataFrame, broadcast: bool = False,
+                       rows: int | None = None) -> tuple[int, int]:
     """Upsert ``links`` in at most two MERGEs that name no text column of the stored links (with
     deletion vectors Delta then reads only their keys and sighting times, :meth:`Lake.merge`).
 
@@ -350,12 +353,12 @@ def _upsert_known_ends(lake: Lake, links: DataFrame, broadcast: bool = False) ->
     is a pair whose stored sighting is as new or newer (a re-run, or an old sighting delivered
     late); only then the second, update-only, MERGE widens such a pair's sighting interval (it
     reads the text of the files holding a widened row, which Delta copies).  Returns (inserted,
-    updated) over both.
+    updated) over both.  ``rows``: the rows of ``links``, when known.
     """
     first, last = S.DISCOVERED_AT, S.LAST_SEEN_AT
     replaced = {c: f"s.{c}" for c in LINK_TEXT_COLUMNS} | {first: f"least(t.{first}, s.{first})",
                                                              last: f"s.{last}"}
-    rows = links.count()
+    rows = links.count() if rows is None else rows
     if not rows:
         return 0, 0
     upserted = lake.merge(LINKS.name, links, list(LINKS.keys), update_set=replaced, update_condition=_NEWER,
