@@ -254,8 +254,10 @@ def rank_sightings(validated: DataFrame) -> DataFrame:
     pair's earliest and latest; null for an invalid record.
 
     One shuffle (of the whole records) and one sort: all window functions share one ordered
-    specification.  Invalid records are spread over the tasks by a hash of their raw fields
-    instead of piling up under one null key.  The hosts, functions of the canonical URLs, are
+    specification, led by a 64-bit hash of the pair (URLs share long prefixes such as
+    ``https://www.``, so a sort led by them compares strings for nearly every two records).
+    Invalid records are spread over the tasks by a hash of their raw fields instead of piling up
+    under one null key.  The hosts, functions of the canonical URLs, are
     left out of the shuffled rows and taken from the URLs after it.
     """
     valid = F.col(S.REASON).isNull()
