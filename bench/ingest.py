@@ -222,6 +222,27 @@ def table_scans(spark: SparkSession, executions: list[int], locations: list[str]
     return scans
 
 
+def print_exchanges(spark: SparkSession, executions: list[int], least: int = 100_000) -> None:
+    """--verbose: every shuffle exchange of ``executions`` that wrote at least ``least`` bytes (SQL
+    metrics), with its execution's call site and the exchange's partitioning: where the batch's
+    shuffle bytes go."""
+    store = spark._jsparkSession.sharedState().statusStore()
+    by_id = {e.executionId(): e for e in _seq(store.executionsList())}
+    for execution in executions:
+        values = {}
+        iterator = store.executionMetrics(execution).iterator()
+        while iterator.hasNext():
+            entry = iterator.next()
+            values[int(entry._1())] = entry._2()
+        for node in _seq(store.planGraph(execution).allNodes()):
+            written = sum(size_metric_bytes(values.get(int(m.accumulatorId())))
+                          for m in _seq(node.metrics()) if m.name() == "shuffle bytes written")
+            if written >= least:
+                where = by_id[execution].description().splitlines()[0][:60] if execution in by_id else "?"
+                print(f"    exchange in execution {execution} ({where}): {written:,} B  {node.desc()[:160]}",
+                      flush=True)
+
+
 def _stages(spark: SparkSession) -> list[dict]:
     """The stages the driver's status store holds, as its REST API gives them (raw byte counts)."""
     sc = spark.sparkContext
@@ -270,7 +291,10 @@ def ingest_traffic(spark: SparkSession, config, lake, batch: str) -> tuple[float
     started = time.monotonic()
     report = ingest.run(StepContext.create(spark, config), ingest.Params(batch, "parquet"))
     print(f"batch:  {time.monotonic() - started:8.1f} s  ({report.summary()})", flush=True)
-    scans = table_scans(spark, executions_since(spark, seen), list(tables.values()))
+    executions = executions_since(spark, seen)
+    scans = table_scans(spark, executions, list(tables.values()))
+    if VERBOSE:
+        print_exchanges(spark, executions)
     read, shuffled, from_tables = stage_traffic(spark, stages, {t: scans[location][1] for t, location in tables.items()})
     whole_files = {table: scans[location][0] for table, location in tables.items()}
     total = sum(sizes.values())

@@ -3,6 +3,7 @@ deletion vectors, the insert-only path of links to new pages, and checkpoint loc
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 
 from pyspark.sql import Row
@@ -11,6 +12,7 @@ from pyspark.sql.types import StringType, StructField, StructType
 from pyspark.testing import assertDataFrameEqual
 
 from linkgraph.inputs import ingest as I
+from linkgraph.inputs.edges import rank_batch
 from linkgraph.lake import keyfilter
 from linkgraph.lake import schemas as S
 from linkgraph.lake import tables as T
@@ -338,16 +340,50 @@ def test_sightings_of_a_pair_are_ranked_latest_then_smallest_anchor_with_widened
          record("http://b.com/y", "http://a.com/x", "back", "2026-01-05", "2026-01-06"),
          record("mailto:someone@a.com", "http://b.com/y", "invalid", "2026-01-07", "2026-01-08")],
         StructType([*S.RAW_EDGE_RECORD.fields, StructField(I.CORRUPT_RECORD, StringType())]))
-    ranked = I.rank_sightings(I.validate_edges(raw, IngestConfig()))
-    got = ranked.select(S.ANCHOR_TEXT, I.RANK, F.date_format(I.DISCOVERED, "yyyy-MM-dd").alias("discovered"),
-                        F.date_format(I.LAST_SEEN, "yyyy-MM-dd").alias("last_seen"))
-    assertDataFrameEqual(got, [
+    validated = I.validate_edges(raw, IngestConfig())
+    expected = [
         Row(anchor_text="alpha", _rank=1, discovered="2025-12-30", last_seen="2026-01-03"),
         Row(anchor_text="zeta", _rank=2, discovered="2025-12-30", last_seen="2026-01-03"),
         Row(anchor_text="first", _rank=3, discovered="2025-12-30", last_seen="2026-01-03"),
         Row(anchor_text="back", _rank=1, discovered="2026-01-05", last_seen="2026-01-06"),
         Row(anchor_text="invalid", _rank=None, discovered="2026-01-07", last_seen="2026-01-08"),
-    ])
+    ]
+    # every record through the window, and only the repeated pairs' (the ingest's way)
+    for ranked in (I.rank_sightings(validated), rank_batch(spark, validated)):
+        got = ranked.select(S.ANCHOR_TEXT, I.RANK, F.date_format(I.DISCOVERED, "yyyy-MM-dd").alias("discovered"),
+                            F.date_format(I.LAST_SEEN, "yyyy-MM-dd").alias("last_seen"))
+        assertDataFrameEqual(got, expected)
+        ranked.unpersist()
+
+
+def test_a_batch_of_single_pairs_ranks_without_shuffling_its_records(spark):
+    """2,000 records of distinct pairs (an anchor of 320 hex digits each) and three records of one
+    pair: ranked as the window ranks them, and what is shuffled is a few bytes per record (the
+    pair keys), not the records (the window alone shuffles over 200 bytes per record)."""
+    from linkgraph.lake.config import IngestConfig
+
+    fields = [f.name for f in S.RAW_EDGE_RECORD.fields]
+    rows = spark.range(0, 2_003, 1, 4).select(
+        F.concat(F.lit("http://a.com/p"), F.least(F.col("id"), F.lit(2_000)).cast("string")).alias(S.FROM_URL),
+        F.lit("http://b.com/").alias(S.TO_URL),
+        F.concat(*[F.sha2(F.concat(F.col("id").cast("string"), F.lit(salt)), 256) for salt in "abcde"])
+        .alias(S.ANCHOR_TEXT),
+        F.lit("2026-01-01T00:00:00Z").alias(S.DISCOVERED_AT), F.lit("2026-01-02T00:00:00Z").alias(S.LAST_SEEN_AT))
+    raw = rows.select(*[F.col(c) if c in rows.columns else F.lit(None).cast("string").alias(c) for c in fields],
+                      F.lit(None).cast("string").alias(I.CORRUPT_RECORD))
+    validated = I.validate_edges(raw, IngestConfig())
+    before = _executions(spark)
+    windowed = I.rank_sightings(validated).persist()
+    windowed.count()
+    window_bytes = _shuffle_bytes_since(spark, before)
+    before = _executions(spark)
+    routed = rank_batch(spark, validated)
+    routed_bytes = _shuffle_bytes_since(spark, before)
+    assertDataFrameEqual(routed, windowed)
+    assert routed.where(F.col(I.RANK) > 1).count() == 2
+    assert window_bytes > 2_000 * 200 and routed_bytes < window_bytes / 10, (window_bytes, routed_bytes)
+    routed.unpersist()
+    windowed.unpersist()
 
 
 # --- bloom filters of a batch's keys -------------------------------------------------------------
@@ -387,6 +423,32 @@ def _shuffle_records_since(spark, last_before: int) -> int:
                 if metric.name() == "shuffle records written":
                     text = (values.get(int(metric.accumulatorId())) or "0").replace(",", "")
                     total += int(text.split("\n")[-1].split(" ")[0] if "\n" in text else text)
+    return total
+
+
+_SIZE_UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
+
+
+def _shuffle_bytes_since(spark, last_before: int) -> int:
+    """Bytes written to shuffles by the SQL executions after ``last_before`` (SQL metrics)."""
+    store = spark._jsparkSession.sharedState().statusStore()
+    total = 0
+    for execution in _sql_executions(spark):
+        if execution.executionId() <= last_before:
+            continue
+        values = {}
+        iterator = store.executionMetrics(execution.executionId()).iterator()
+        while iterator.hasNext():
+            entry = iterator.next()
+            values[int(entry._1())] = entry._2()
+        nodes = store.planGraph(execution.executionId()).allNodes()
+        for node in (nodes.apply(i) for i in range(nodes.size())):
+            metrics = node.metrics()
+            for metric in (metrics.apply(i) for i in range(metrics.size())):
+                text = values.get(int(metric.accumulatorId()))
+                if metric.name() == "shuffle bytes written" and text:
+                    number, unit = text.split("\n")[-1].split(" ")[:2]
+                    total += int(float(number.replace(",", "")) * _SIZE_UNITS[unit])
     return total
 
 
@@ -430,6 +492,13 @@ def test_a_merge_with_a_bloom_filter_shuffles_the_matches_not_the_table(spark, t
         results.append(lake.read(S.LINKS_TABLE))
         predicate = lake.delta_table(S.LINKS_TABLE).history(1).first()["operationParameters"]["predicate"]
         assert ("might_contain(" in predicate) == filtered
+        # a commit holding a filter's literal is checkpointed past: later snapshots do not replay it
+        assert lake.filtered == ({S.LINKS_TABLE} if filtered else set())
+        lake.checkpoint_filtered()
+        last_checkpoint = tmp_path / f"lake-{filtered}-{broadcast}" / S.LINKS_TABLE / "_delta_log" / "_last_checkpoint"
+        assert last_checkpoint.exists() == filtered
+        if filtered:
+            assert json.loads(last_checkpoint.read_text())["version"] == metrics.version
     spark.conf.set("spark.sql.autoBroadcastJoinThreshold", threshold)
     assertDataFrameEqual(results[1], results[0])
     assertDataFrameEqual(results[2], results[0])

@@ -108,12 +108,12 @@ def uncompressed_cache(spark: SparkSession) -> Iterator[None]:
 def ingest_edges(lake: Lake, config: Config, raw: DataFrame, report: IngestReport) -> None:
     """Validate raw edge records and upsert them: rejects, pages (new ones numbered), links.
 
-    The records are read, validated and ranked within their (source, destination) pair once (one
-    shuffle), cached once, and counted per outcome in one aggregate.  The rejects are committed
-    first, straight from that cache, which is then released once the links have their page ids.
+    The records are read and validated once (cached), ranked within their (source, destination)
+    pair (:func:`rank_batch`: only the records of repeated pairs are shuffled), cached again, and
+    counted per outcome in one aggregate.  The rejects are committed first, straight from that
+    cache, which is then released once the links have their page ids.
     """
-    with uncompressed_cache(lake.spark):
-        ranked = I.rank_sightings(I.validate_edges(raw, config.ingest)).persist(StorageLevel.MEMORY_AND_DISK)
+    ranked = rank_batch(lake.spark, I.validate_edges(raw, config.ingest))
     resolved = batch_pages = None
     try:
         outcomes = I.outcome_counts(ranked)
@@ -140,10 +140,30 @@ def ingest_edges(lake: Lake, config: Config, raw: DataFrame, report: IngestRepor
         report.links_inserted, report.links_updated = T.upsert_links(lake, resolved, new_from=new_from,
                                                                      broadcast=broadcast_urls)
         check_pages_still_there(lake, pages_read_version, resolved)
+        lake.checkpoint_filtered()
     finally:
         for frame in (ranked, batch_pages, resolved):
             if frame is not None:
                 frame.unpersist()
+
+
+def rank_batch(spark: SparkSession, validated: DataFrame) -> DataFrame:
+    """``I.rank_sightings`` of ``validated``, cached (the caller unpersists it).  The validated
+    records are cached while the pairs held by more than one record are found (a shuffle of one
+    ``long`` per record); only those pairs' records are shuffled and sorted by the window.  A
+    batch's pairs are mostly single, so its full records mostly never leave their task."""
+    with uncompressed_cache(spark):
+        keyed = I.with_pair_key(validated).persist(StorageLevel.MEMORY_AND_DISK)
+    repeated = I.repeated_pair_keys(keyed).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        ranked_frame = I.rank_repeated_sightings(keyed, repeated, repeated.count())
+        with uncompressed_cache(spark):
+            ranked = ranked_frame.persist(StorageLevel.MEMORY_AND_DISK)
+        ranked.count()
+    finally:
+        repeated.unpersist()
+        keyed.unpersist()
+    return ranked
 
 
 def _upsert_url_pages(lake: Lake, links: DataFrame, report: IngestReport,
@@ -202,5 +222,6 @@ def ingest_arcs(lake: Lake, config: Config, arcs_raw: DataFrame, report: IngestR
         report.links_inserted, report.links_updated = T.upsert_links(lake, I.arc_links(valid))
         report.rejects_inserted = T.write_rejects(lake, rejects)
         rejects.unpersist()
+        lake.checkpoint_filtered()
     finally:
         arcs.unpersist()

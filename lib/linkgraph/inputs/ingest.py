@@ -281,6 +281,47 @@ def rank_sightings(validated: DataFrame) -> DataFrame:
     )
 
 
+PAIR_KEY = "_pair_key"
+
+
+def with_pair_key(validated: DataFrame) -> DataFrame:
+    """``validated`` plus ``_pair_key``: a 64-bit hash of a valid record's (src_url, dst_url), null
+    for an invalid one; computed where the records are (no shuffle)."""
+    valid = F.col(S.REASON).isNull()
+    return validated.withColumn(PAIR_KEY, F.when(valid, F.xxhash64(SRC_URL, DST_URL)))
+
+
+def repeated_pair_keys(keyed: DataFrame) -> DataFrame:
+    """The pair keys (:func:`with_pair_key`) held by more than one record: one ``long`` per record
+    is shuffled (partially aggregated first), nothing else of the records."""
+    counts = keyed.where(F.col(PAIR_KEY).isNotNull()).groupBy(PAIR_KEY).count()
+    return counts.where(F.col("count") > 1).select(PAIR_KEY)
+
+
+def rank_repeated_sightings(keyed: DataFrame, repeated: DataFrame, repeated_count: int) -> DataFrame:
+    """:func:`rank_sightings` of ``keyed`` (:func:`with_pair_key`; the key is dropped) where only
+    the records of the pairs that may be repeated are shuffled and sorted.
+
+    ``repeated``: :func:`repeated_pair_keys` of ``keyed`` (``repeated_count`` rows).  A record
+    whose key a bloom filter of ``repeated`` rejects is its pair's only record (a bloom filter has
+    no false negatives, and records of one pair share their key): it is its pair's representative
+    (rank 1, times unchanged) where it is.  The others (every record of a repeated pair, and about
+    1% of the single ones) are ranked by the window; invalid records are not ranked (rank null).
+    Without a JVM session (no bloom filter) every record is ranked by the window."""
+    valid = F.col(S.REASON).isNull()
+    if repeated_count == 0:
+        maybe_repeated: Column | None = F.lit(False)
+    else:
+        maybe_repeated = bloom_filter_subquery(repeated, [PAIR_KEY], [PAIR_KEY], repeated_count)
+    validated = keyed.drop(PAIR_KEY)
+    if maybe_repeated is None:
+        return rank_sightings(validated)
+    windowed = rank_sightings(keyed.where(valid & maybe_repeated).drop(PAIR_KEY))
+    single = keyed.where(~(valid & maybe_repeated)).select(*validated.columns,
+                                                           F.when(valid, F.lit(1)).alias(RANK))
+    return windowed.unionByName(single)
+
+
 def representatives(ranked: DataFrame) -> DataFrame:
     """The links of :func:`rank_sightings`' output: one record per pair, times widened."""
     return ranked.where(F.col(RANK) == 1).drop(RANK)
@@ -317,41 +358,57 @@ def split_duplicates(valid: DataFrame) -> tuple[DataFrame, DataFrame]:
     return representatives(ranked), rejected(ranked)
 
 
+DOMAIN_LENGTH = "_domain_length"
+
+
 def batch_pages(links: DataFrame) -> DataFrame:
-    """One row per canonical URL seen at either end of a link, with first/last sighting.
+    """One row per canonical URL seen at either end of a link, with first/last sighting:
+    (url, ``_domain_length``, first_seen_at, last_seen_at).
 
-    One pass over ``links`` (both ends exploded from each row).  Host and registered domain are
-    functions of the canonical URL, so grouping by them too changes no group and keeps every
-    aggregation buffer fixed-width: Spark aggregates by hash instead of sorting the URLs."""
-    def end(url: str, host: str, domain: str) -> Column:
-        return F.struct(F.col(url).alias(S.URL), F.col(host).alias(S.HOST), F.col(domain).alias(S.REGISTERED_DOMAIN))
+    One pass over ``links`` (both ends exploded from each row).  Only the URL, the length of its
+    registered domain and the two times are shuffled: the host is a function of the canonical URL
+    (:func:`host_of`) and the registered domain its suffix of that length, both rebuilt where they
+    are needed (:func:`with_url_columns`).  The length, a function of the URL too, is grouped by
+    (it changes no group), so every aggregation buffer is fixed-width: Spark aggregates by hash
+    instead of sorting the URLs."""
+    def end(url: str, domain: str) -> Column:
+        return F.struct(F.col(url).alias(S.URL), F.length(domain).alias(DOMAIN_LENGTH))
 
-    ends = links.select(F.explode(F.array(end(SRC_URL, SRC_HOST, SRC_DOMAIN), end(DST_URL, DST_HOST, DST_DOMAIN)))
-                        .alias("_end"), DISCOVERED, LAST_SEEN).select("_end.*", DISCOVERED, LAST_SEEN)
-    return ends.groupBy(S.URL, S.HOST, S.REGISTERED_DOMAIN).agg(
+    ends = links.select(F.explode(F.array(end(SRC_URL, SRC_DOMAIN), end(DST_URL, DST_DOMAIN))).alias("_end"),
+                        DISCOVERED, LAST_SEEN).select("_end.*", DISCOVERED, LAST_SEEN)
+    return ends.groupBy(S.URL, DOMAIN_LENGTH).agg(
         F.min(DISCOVERED).alias(S.FIRST_SEEN_AT),
         F.max(LAST_SEEN).alias(S.LAST_SEEN_AT),
     )
 
 
+def with_url_columns(pages: DataFrame) -> DataFrame:
+    """``pages`` (:func:`batch_pages`' columns and a page id) in the ``pages`` schema: host,
+    registered domain and url_key computed from the URL and the domain's length."""
+    host = host_of(F.col(S.URL))
+    derived = {S.HOST: host, S.REGISTERED_DOMAIN: F.right(host, F.col(DOMAIN_LENGTH)), S.URL_KEY: url_key(F.col(S.URL))}
+    return pages.select(*[derived.get(f.name, F.col(f.name)).cast(f.dataType).alias(f.name) for f in S.PAGES.fields])
+
+
 def pages_with_ids(pages_batch: DataFrame, existing_pages: DataFrame, first_id: int,
                    broadcast_urls: bool = True) -> DataFrame:
-    """The pages of the batch in the ``pages`` schema: a URL already in ``existing_pages`` with its
-    stored id, a new one numbered from ``first_id`` in ``url_key`` order (host reversed).
+    """The pages of the batch (:func:`batch_pages`) in the ``pages`` schema: a URL already in
+    ``existing_pages`` with its stored id, a new one numbered from ``first_id`` in ``url_key``
+    order (host reversed).
 
     The stored pages are looked up by the batch's own URLs (:func:`stored_ids_of`: the ``url`` and
     ``page_id`` columns of ``pages`` filtered where they are read), so nothing of ``pages`` but the
-    batch's own stored rows is shuffled; then one numbering of the batch's pages, the new ones
+    batch's own stored rows is shuffled (and, with ``broadcast_urls``, not even those: they are
+    broadcast to the batch's pages).  Then one numbering of the batch's narrow rows, the new ones
     first (so their ids are dense), the known ones after them (their numbers then replaced by the
-    stored ids).  ``url_key`` is a function of the canonical URL (:func:`url_key`), so a known
-    page's is computed, not read.  ``first_id`` must exceed every stored id.
+    stored ids), sorted by ``url_key`` computed from the URL as the rows are sorted (it is not
+    shuffled).  ``first_id`` must exceed every stored id.
     """
     stored = stored_ids_of(pages_batch, existing_pages, broadcast_urls)
-    looked_up = pages_batch.join(stored, on=S.URL, how="left")
-    keyed = looked_up.withColumns({"_known": F.col("_stored_id").isNotNull(), S.URL_KEY: url_key(F.col(S.URL))})
-    numbered = number_in_order(keyed, ["_known", S.URL_KEY, S.URL], first_id, S.PAGE_ID)
-    return numbered.withColumn(S.PAGE_ID, F.coalesce(F.col("_stored_id"), F.col(S.PAGE_ID))).select(
-        *[F.col(f.name).cast(f.dataType) for f in S.PAGES.fields])
+    looked_up = pages_batch.join(F.broadcast(stored) if broadcast_urls else stored, on=S.URL, how="left")
+    known = F.col("_stored_id").isNotNull()
+    numbered = number_in_order(looked_up, [known, url_key(F.col(S.URL)), F.col(S.URL)], first_id, S.PAGE_ID)
+    return with_url_columns(numbered.withColumn(S.PAGE_ID, F.coalesce(F.col("_stored_id"), F.col(S.PAGE_ID))))
 
 
 def stored_ids_of(pages_batch: DataFrame, existing_pages: DataFrame, broadcast_urls: bool = True) -> DataFrame:

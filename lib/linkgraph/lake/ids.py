@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from datetime import datetime, timezone
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from linkgraph.lake import schemas as S
@@ -17,8 +18,9 @@ def new_run_id(started_at: datetime | None = None) -> str:
     return f"{started_at:%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
 
 
-def number_in_order(df: DataFrame, order_by: list[str], first_id: int, id_column: str) -> DataFrame:
-    """Give every row a dense id ``first_id, first_id+1, …`` in the order of ``order_by``.
+def number_in_order(df: DataFrame, order_by: Sequence[str | Column], first_id: int, id_column: str) -> DataFrame:
+    """Give every row a dense id ``first_id, first_id+1, …`` in the order of ``order_by`` (columns
+    or expressions: an expression is evaluated as the rows are sorted, not shuffled with them).
 
     Distributed: a range-partitioned sort, one small aggregate of per-partition row counts (one
     number per partition reaches the driver) and a per-partition offset.  The sorted frame is
