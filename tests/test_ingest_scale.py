@@ -12,7 +12,7 @@ from pyspark.sql.types import StringType, StructField, StructType
 from pyspark.testing import assertDataFrameEqual
 
 from linkgraph.inputs import ingest as I
-from linkgraph.inputs.edges import rank_batch
+from linkgraph.inputs.edges import ranked_batch
 from linkgraph.lake import keyfilter
 from linkgraph.lake import schemas as S
 from linkgraph.lake import tables as T
@@ -349,11 +349,12 @@ def test_sightings_of_a_pair_are_ranked_latest_then_smallest_anchor_with_widened
         Row(anchor_text="invalid", _rank=None, discovered="2026-01-07", last_seen="2026-01-08"),
     ]
     # every record through the window, and only the repeated pairs' (the ingest's way)
-    for ranked in (I.rank_sightings(validated), rank_batch(spark, validated)):
+    routed = ranked_batch(spark, validated)
+    for ranked in (I.rank_sightings(validated), routed.frame):
         got = ranked.select(S.ANCHOR_TEXT, I.RANK, F.date_format(I.DISCOVERED, "yyyy-MM-dd").alias("discovered"),
                             F.date_format(I.LAST_SEEN, "yyyy-MM-dd").alias("last_seen"))
         assertDataFrameEqual(got, expected)
-        ranked.unpersist()
+    routed.release()
 
 
 def test_a_batch_of_single_pairs_ranks_without_shuffling_its_records(spark):
@@ -377,12 +378,12 @@ def test_a_batch_of_single_pairs_ranks_without_shuffling_its_records(spark):
     windowed.count()
     window_bytes = _shuffle_bytes_since(spark, before)
     before = _executions(spark)
-    routed = rank_batch(spark, validated)
+    routed = ranked_batch(spark, validated)
     routed_bytes = _shuffle_bytes_since(spark, before)
-    assertDataFrameEqual(routed, windowed)
-    assert routed.where(F.col(I.RANK) > 1).count() == 2
+    assertDataFrameEqual(routed.frame, windowed)
+    assert routed.frame.where(F.col(I.RANK) > 1).count() == 2
     assert window_bytes > 2_000 * 200 and routed_bytes < window_bytes / 10, (window_bytes, routed_bytes)
-    routed.unpersist()
+    routed.release()
     windowed.unpersist()
 
 

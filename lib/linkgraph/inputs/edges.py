@@ -109,21 +109,21 @@ def ingest_edges(lake: Lake, config: Config, raw: DataFrame, report: IngestRepor
     """Validate raw edge records and upsert them: rejects, pages (new ones numbered), links.
 
     The records are read and validated once (cached), ranked within their (source, destination)
-    pair (:func:`rank_batch`: only the records of repeated pairs are shuffled), cached again, and
-    counted per outcome in one aggregate.  The rejects are committed first, straight from that
-    cache, which is then released once the links have their page ids.
+    pair (:func:`ranked_batch`: only the records of repeated pairs are shuffled) and counted per
+    outcome in one aggregate.  The rejects are committed first, straight from the ranked records,
+    whose caches are released once the links have their page ids.
     """
-    ranked = rank_batch(lake.spark, I.validate_edges(raw, config.ingest))
+    ranked = ranked_batch(lake.spark, I.validate_edges(raw, config.ingest))
     resolved = batch_pages = None
     try:
-        outcomes = I.outcome_counts(ranked)
+        outcomes = I.outcome_counts(ranked.frame)
         report.written = outcomes.pop(I.LINK, 0)
         report.rejected_by_reason = outcomes
         report.rejected = sum(outcomes.values())
         report.read = report.written + report.rejected
         T.ensure_core_tables(lake)
-        report.rejects_inserted = T.write_rejects(lake, I.reject_rows(I.rejected(ranked), report.source))
-        links = I.representatives(ranked)
+        report.rejects_inserted = T.write_rejects(lake, I.reject_rows(I.rejected(ranked.frame), report.source))
+        links = I.representatives(ranked.frame)
         # a batch's pages are at most two per link: the URLs of a batch small enough are broadcast
         # to the scan of ``pages`` (nothing of it is shuffled)
         broadcast_urls = 2 * report.written <= config.ingest.broadcast_pages
@@ -135,43 +135,74 @@ def ingest_edges(lake: Lake, config: Config, raw: DataFrame, report: IngestRepor
             resolved = I.links_with_ids(links, batch_pages, broadcast_ids).persist(StorageLevel.MEMORY_AND_DISK)
         resolved.count()
         batch_pages.unpersist()
-        ranked.unpersist()
+        ranked.release()
         # a batch whose URLs are broadcast is small enough to broadcast its links into the MERGEs
         report.links_inserted, report.links_updated = T.upsert_links(lake, resolved, new_from=new_from,
                                                                      broadcast=broadcast_urls)
         check_pages_still_there(lake, pages_read_version, resolved)
         lake.checkpoint_filtered()
     finally:
-        for frame in (ranked, batch_pages, resolved):
+        ranked.release()
+        for frame in (batch_pages, resolved):
             if frame is not None:
                 frame.unpersist()
 
 
-def rank_batch(spark: SparkSession, validated: DataFrame) -> DataFrame:
-    """``I.rank_sightings`` of ``validated``, cached (the caller unpersists it).  The validated
-    records are cached while the pairs held by more than one record are found (a shuffle of one
-    ``long`` per record); only those pairs' records are shuffled and sorted by the window.  A
-    batch's pairs are mostly single, so its full records mostly never leave their task."""
+@dataclass
+class RankedBatch:
+    """``I.rank_sightings`` of a batch (``frame``) and the caches it reads (``release`` them)."""
+
+    frame: DataFrame
+    cached: list[DataFrame]
+
+    def release(self) -> None:
+        for frame in self.cached:
+            frame.unpersist()
+
+
+def ranked_batch(spark: SparkSession, validated: DataFrame) -> RankedBatch:
+    """``I.rank_sightings`` of ``validated`` with one full-width cache, the validated records in
+    the partitions they were read in (nothing of them is shuffled to cache them).  The pairs held
+    by more than one record are found by a shuffle of one ``long`` per record; only those pairs'
+    records are shuffled and sorted by the window, and their ranked rows cached.  The other
+    records are read from the cache as ranked (:func:`I.rank_single_sightings`).  A batch's pairs
+    are mostly single, so its full records mostly never leave their task.
+
+    The validated records are cached on local disk: a partition is an input split (a Parquet row
+    group can hold millions of records), which a block on disk writes and reads as a stream
+    where a block in the heap is held whole (10M records in 4 splits, local[2], 4 GB: out of
+    memory in the heap, 152 s to rank on disk)."""
     with uncompressed_cache(spark):
-        keyed = I.with_pair_key(validated).persist(StorageLevel.MEMORY_AND_DISK)
-    repeated = I.repeated_pair_keys(keyed).persist(StorageLevel.MEMORY_AND_DISK)
+        keyed = I.with_pair_key(validated).persist(StorageLevel.DISK_ONLY)
+    held = RankedBatch(keyed, [keyed])
     try:
-        ranked_frame = I.rank_repeated_sightings(keyed, repeated, repeated.count())
+        # the cache is built by a job of its own: a task building its block of records and
+        # aggregating their keys at once competes with itself for memory
+        keyed.count()
+        repeated = I.repeated_pair_keys(keyed).persist(StorageLevel.MEMORY_AND_DISK)
+        held.cached.append(repeated)
+        routed = I.route_by_repetition(keyed, repeated, repeated.count())
         with uncompressed_cache(spark):
-            ranked = ranked_frame.persist(StorageLevel.MEMORY_AND_DISK)
-        ranked.count()
-    finally:
-        repeated.unpersist()
-        keyed.unpersist()
-    return ranked
+            if routed is None:   # Spark Connect: every record through the window
+                windowed, single = I.rank_sightings(keyed.drop(I.PAIR_KEY)).persist(StorageLevel.MEMORY_AND_DISK), None
+            else:
+                windowed = I.rank_sightings(routed[0]).persist(StorageLevel.MEMORY_AND_DISK)
+                single = I.rank_single_sightings(routed[1])
+        held.cached.append(windowed)
+        windowed.count()
+    except BaseException:
+        held.release()
+        raise
+    held.frame = windowed if single is None else windowed.unionByName(single)
+    return held
 
 
 def _upsert_url_pages(lake: Lake, links: DataFrame, report: IngestReport,
                       broadcast_urls: bool) -> tuple[int, int | None, DataFrame]:
     """The pages of a batch of links: new URLs numbered after the largest stored id, known ones
     widened; a concurrent ingest that took the same ids is detected (``guard_new_page_ids``).
-    Stored pages are looked up by the batch's URLs (``I.pages_with_ids``), broadcast when
-    ``broadcast_urls``.
+    Stored pages are looked up by the batch's URLs (``I.look_up_pages``), broadcast when
+    ``broadcast_urls``, and the new ones numbered (``I.number_new_pages``).
     Returns the ``pages`` version the ids were read from; the first id given to a new page when
     every id from it on is this ingest's own (no other ingest committed pages meanwhile), else
     None; and the batch's pages with their ids (cached: the caller unpersists it)."""
@@ -186,11 +217,12 @@ def _upsert_url_pages(lake: Lake, links: DataFrame, report: IngestReport,
     # uncached aggregate would be computed (and its ends shuffled) once for each
     with uncompressed_cache(lake.spark):
         seen = I.batch_pages(links).persist(StorageLevel.MEMORY_AND_DISK)
+        looked_up = I.look_up_pages(seen, existing, broadcast_urls).persist(StorageLevel.MEMORY_AND_DISK)
         try:
-            batch_pages = I.pages_with_ids(seen, existing, first_new_id, broadcast_urls).persist(
-                StorageLevel.MEMORY_AND_DISK)
+            batch_pages = I.number_new_pages(looked_up, first_new_id).persist(StorageLevel.MEMORY_AND_DISK)
             batch_pages.count()
         finally:
+            looked_up.unpersist()
             seen.unpersist()
     try:
         report.pages_inserted, report.pages_updated = T.upsert_numbered_pages(lake, batch_pages, first_new_id,

@@ -298,28 +298,44 @@ def repeated_pair_keys(keyed: DataFrame) -> DataFrame:
     return counts.where(F.col("count") > 1).select(PAIR_KEY)
 
 
-def rank_repeated_sightings(keyed: DataFrame, repeated: DataFrame, repeated_count: int) -> DataFrame:
-    """:func:`rank_sightings` of ``keyed`` (:func:`with_pair_key`; the key is dropped) where only
-    the records of the pairs that may be repeated are shuffled and sorted.
+def route_by_repetition(keyed: DataFrame, repeated: DataFrame,
+                        repeated_count: int) -> tuple[DataFrame, DataFrame] | None:
+    """``keyed`` (:func:`with_pair_key`) split, without a shuffle, into the valid records whose
+    pair may be repeated and the others, both without the key; None without a JVM session.
 
     ``repeated``: :func:`repeated_pair_keys` of ``keyed`` (``repeated_count`` rows).  A record
     whose key a bloom filter of ``repeated`` rejects is its pair's only record (a bloom filter has
-    no false negatives, and records of one pair share their key): it is its pair's representative
-    (rank 1, times unchanged) where it is.  The others (every record of a repeated pair, and about
-    1% of the single ones) are ranked by the window; invalid records are not ranked (rank null).
-    Without a JVM session (no bloom filter) every record is ranked by the window."""
+    no false negatives, and the records of one pair share their key).  The first part holds every
+    record of a repeated pair and about 1% of the single ones.  The filter is built from
+    ``repeated`` read in one task per million keys (a filter per task is what its aggregate
+    shuffles)."""
     valid = F.col(S.REASON).isNull()
     if repeated_count == 0:
         maybe_repeated: Column | None = F.lit(False)
     else:
-        maybe_repeated = bloom_filter_subquery(repeated, [PAIR_KEY], [PAIR_KEY], repeated_count)
-    validated = keyed.drop(PAIR_KEY)
+        tasks = max(1, -(-repeated_count // 1_000_000))
+        maybe_repeated = bloom_filter_subquery(repeated.coalesce(tasks), [PAIR_KEY], [PAIR_KEY], repeated_count)
     if maybe_repeated is None:
-        return rank_sightings(validated)
-    windowed = rank_sightings(keyed.where(valid & maybe_repeated).drop(PAIR_KEY))
-    single = keyed.where(~(valid & maybe_repeated)).select(*validated.columns,
-                                                           F.when(valid, F.lit(1)).alias(RANK))
-    return windowed.unionByName(single)
+        return None
+    routed = valid & maybe_repeated
+    return keyed.where(routed).drop(PAIR_KEY), keyed.where(~routed).drop(PAIR_KEY)
+
+
+def rank_single_sightings(single: DataFrame) -> DataFrame:
+    """:func:`rank_sightings` of records whose valid ones are each their pair's only record: rank 1
+    and times unchanged for a valid record, null for an invalid one (nothing is shuffled)."""
+    return single.withColumn(RANK, F.when(F.col(S.REASON).isNull(), F.lit(1)))
+
+
+def rank_repeated_sightings(keyed: DataFrame, repeated: DataFrame, repeated_count: int) -> DataFrame:
+    """:func:`rank_sightings` of ``keyed`` (:func:`with_pair_key`; the key is dropped) where only
+    the records of the pairs that may be repeated are shuffled and sorted by the window
+    (:func:`route_by_repetition`); every record through the window without a JVM session."""
+    routed = route_by_repetition(keyed, repeated, repeated_count)
+    if routed is None:
+        return rank_sightings(keyed.drop(PAIR_KEY))
+    maybe_repeated, single = routed
+    return rank_sightings(maybe_repeated).unionByName(rank_single_sightings(single))
 
 
 def representatives(ranked: DataFrame) -> DataFrame:
@@ -394,21 +410,31 @@ def pages_with_ids(pages_batch: DataFrame, existing_pages: DataFrame, first_id: 
                    broadcast_urls: bool = True) -> DataFrame:
     """The pages of the batch (:func:`batch_pages`) in the ``pages`` schema: a URL already in
     ``existing_pages`` with its stored id, a new one numbered from ``first_id`` in ``url_key``
-    order (host reversed).
+    order (host reversed): :func:`number_new_pages` of :func:`look_up_pages`."""
+    return number_new_pages(look_up_pages(pages_batch, existing_pages, broadcast_urls), first_id)
 
-    The stored pages are looked up by the batch's own URLs (:func:`stored_ids_of`: the ``url`` and
-    ``page_id`` columns of ``pages`` filtered where they are read), so nothing of ``pages`` but the
-    batch's own stored rows is shuffled (and, with ``broadcast_urls``, not even those: they are
-    broadcast to the batch's pages).  Then one numbering of the batch's narrow rows, the new ones
-    first (so their ids are dense), the known ones after them (their numbers then replaced by the
-    stored ids), sorted by ``url_key`` computed from the URL as the rows are sorted (it is not
-    shuffled).  ``first_id`` must exceed every stored id.
-    """
+
+def look_up_pages(pages_batch: DataFrame, existing_pages: DataFrame, broadcast_urls: bool = True) -> DataFrame:
+    """The pages of the batch (:func:`batch_pages`) with ``_stored_id``, the page id of a URL
+    already in ``existing_pages`` (null for a new one).  The stored pages are looked up by the
+    batch's own URLs (:func:`stored_ids_of`: the ``url`` and ``page_id`` columns of ``pages``
+    filtered where they are read), so nothing of ``pages`` but the batch's own stored rows is
+    shuffled (and, with ``broadcast_urls``, not even those: they are broadcast to the batch's
+    pages)."""
     stored = stored_ids_of(pages_batch, existing_pages, broadcast_urls)
-    looked_up = pages_batch.join(F.broadcast(stored) if broadcast_urls else stored, on=S.URL, how="left")
+    return pages_batch.join(F.broadcast(stored) if broadcast_urls else stored, on=S.URL, how="left")
+
+
+def number_new_pages(looked_up: DataFrame, first_id: int) -> DataFrame:
+    """The pages of :func:`look_up_pages` in the ``pages`` schema: a known page with its stored
+    id, the new ones numbered densely from ``first_id`` in ``url_key`` order.  Only the new
+    pages' narrow rows are sorted, by ``url_key`` computed from the URL as they are sorted (it is
+    not shuffled).  ``looked_up`` is read twice (cache it); ``first_id`` must exceed every stored
+    id."""
     known = F.col("_stored_id").isNotNull()
-    numbered = number_in_order(looked_up, [known, url_key(F.col(S.URL)), F.col(S.URL)], first_id, S.PAGE_ID)
-    return with_url_columns(numbered.withColumn(S.PAGE_ID, F.coalesce(F.col("_stored_id"), F.col(S.PAGE_ID))))
+    new = number_in_order(looked_up.where(~known), [url_key(F.col(S.URL)), F.col(S.URL)], first_id, S.PAGE_ID)
+    stored = looked_up.where(known).withColumn(S.PAGE_ID, F.col("_stored_id"))
+    return with_url_columns(new.unionByName(stored))
 
 
 def stored_ids_of(pages_batch: DataFrame, existing_pages: DataFrame, broadcast_urls: bool = True) -> DataFrame:
