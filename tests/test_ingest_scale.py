@@ -528,3 +528,26 @@ def test_a_batch_larger_than_a_slice_is_upserted_slice_by_slice(spark, tmp_path,
     kept = [r for r in stored if r.src_id not in (1, 4, 7)]
     assertDataFrameEqual(lake.read(S.LINKS_TABLE), spark.createDataFrame(kept + changed, S.LINKS))
     assert T.upsert_links(lake, batch) == (0, 0)
+
+
+def test_aggregates_over_an_in_memory_cache_read_it_in_few_tasks(spark):
+    """A key filter or key ranges built over a batch cached in memory read it in one task per
+    million rows (each task's partial filter is shuffled at the filter's full size); a frame that
+    is computed, or cached on disk only, keeps its tasks (fewer would compute it)."""
+    from pyspark import StorageLevel
+
+    from linkgraph.lake.delta import fewer_tasks
+
+    cached = spark.range(0, 10_000, 1, 8).persist(StorageLevel.MEMORY_AND_DISK)
+    computed = spark.range(1, 10_001, 1, 8)   # not the cached plan (a cache serves every equal plan)
+    on_disk = spark.range(2, 10_002, 1, 8).persist(StorageLevel.DISK_ONLY)
+    try:
+        assert fewer_tasks(cached.where(F.col("id") > 5), 10_000).rdd.getNumPartitions() == 1
+        assert fewer_tasks(cached, 2_500_000).rdd.getNumPartitions() == 3
+        assert fewer_tasks(computed, 10_000).rdd.getNumPartitions() == 8
+        assert fewer_tasks(on_disk, 10_000).rdd.getNumPartitions() == 8
+        bloom = bloom_filter_condition(fewer_tasks(cached, 10_000), ["id"], ["id"], 10_000)
+        assert cached.where(bloom).count() == 10_000
+    finally:
+        cached.unpersist()
+        on_disk.unpersist()

@@ -201,8 +201,8 @@ def _upsert_url_pages(lake: Lake, links: DataFrame, report: IngestReport,
                       broadcast_urls: bool) -> tuple[int, int | None, DataFrame]:
     """The pages of a batch of links: new URLs numbered after the largest stored id, known ones
     widened; a concurrent ingest that took the same ids is detected (``guard_new_page_ids``).
-    Stored pages are looked up by the batch's URLs (``I.pages_with_ids``), broadcast when
-    ``broadcast_urls``.
+    Stored pages are looked up by the batch's URLs (``I.look_up_pages``), broadcast when
+    ``broadcast_urls``, and the new ones numbered (``I.number_new_pages``).
     Returns the ``pages`` version the ids were read from; the first id given to a new page when
     every id from it on is this ingest's own (no other ingest committed pages meanwhile), else
     None; and the batch's pages with their ids (cached: the caller unpersists it)."""
@@ -217,11 +217,12 @@ def _upsert_url_pages(lake: Lake, links: DataFrame, report: IngestReport,
     # uncached aggregate would be computed (and its ends shuffled) once for each
     with uncompressed_cache(lake.spark):
         seen = I.batch_pages(links).persist(StorageLevel.MEMORY_AND_DISK)
+        looked_up = I.look_up_pages(seen, existing, broadcast_urls).persist(StorageLevel.MEMORY_AND_DISK)
         try:
-            batch_pages = I.pages_with_ids(seen, existing, first_new_id, broadcast_urls).persist(
-                StorageLevel.MEMORY_AND_DISK)
+            batch_pages = I.number_new_pages(looked_up, first_new_id).persist(StorageLevel.MEMORY_AND_DISK)
             batch_pages.count()
         finally:
+            looked_up.unpersist()
             seen.unpersist()
     try:
         report.pages_inserted, report.pages_updated = T.upsert_numbered_pages(lake, batch_pages, first_new_id,

@@ -410,21 +410,31 @@ def pages_with_ids(pages_batch: DataFrame, existing_pages: DataFrame, first_id: 
                    broadcast_urls: bool = True) -> DataFrame:
     """The pages of the batch (:func:`batch_pages`) in the ``pages`` schema: a URL already in
     ``existing_pages`` with its stored id, a new one numbered from ``first_id`` in ``url_key``
-    order (host reversed).
+    order (host reversed): :func:`number_new_pages` of :func:`look_up_pages`."""
+    return number_new_pages(look_up_pages(pages_batch, existing_pages, broadcast_urls), first_id)
 
-    The stored pages are looked up by the batch's own URLs (:func:`stored_ids_of`: the ``url`` and
-    ``page_id`` columns of ``pages`` filtered where they are read), so nothing of ``pages`` but the
-    batch's own stored rows is shuffled (and, with ``broadcast_urls``, not even those: they are
-    broadcast to the batch's pages).  Then one numbering of the batch's narrow rows, the new ones
-    first (so their ids are dense), the known ones after them (their numbers then replaced by the
-    stored ids), sorted by ``url_key`` computed from the URL as the rows are sorted (it is not
-    shuffled).  ``first_id`` must exceed every stored id.
-    """
+
+def look_up_pages(pages_batch: DataFrame, existing_pages: DataFrame, broadcast_urls: bool = True) -> DataFrame:
+    """The pages of the batch (:func:`batch_pages`) with ``_stored_id``, the page id of a URL
+    already in ``existing_pages`` (null for a new one).  The stored pages are looked up by the
+    batch's own URLs (:func:`stored_ids_of`: the ``url`` and ``page_id`` columns of ``pages``
+    filtered where they are read), so nothing of ``pages`` but the batch's own stored rows is
+    shuffled (and, with ``broadcast_urls``, not even those: they are broadcast to the batch's
+    pages)."""
     stored = stored_ids_of(pages_batch, existing_pages, broadcast_urls)
-    looked_up = pages_batch.join(F.broadcast(stored) if broadcast_urls else stored, on=S.URL, how="left")
+    return pages_batch.join(F.broadcast(stored) if broadcast_urls else stored, on=S.URL, how="left")
+
+
+def number_new_pages(looked_up: DataFrame, first_id: int) -> DataFrame:
+    """The pages of :func:`look_up_pages` in the ``pages`` schema: a known page with its stored
+    id, the new ones numbered densely from ``first_id`` in ``url_key`` order.  Only the new
+    pages' narrow rows are sorted, by ``url_key`` computed from the URL as they are sorted (it is
+    not shuffled).  ``looked_up`` is read twice (cache it); ``first_id`` must exceed every stored
+    id."""
     known = F.col("_stored_id").isNotNull()
-    numbered = number_in_order(looked_up, [known, url_key(F.col(S.URL)), F.col(S.URL)], first_id, S.PAGE_ID)
-    return with_url_columns(numbered.withColumn(S.PAGE_ID, F.coalesce(F.col("_stored_id"), F.col(S.PAGE_ID))))
+    new = number_in_order(looked_up.where(~known), [url_key(F.col(S.URL)), F.col(S.URL)], first_id, S.PAGE_ID)
+    stored = looked_up.where(known).withColumn(S.PAGE_ID, F.col("_stored_id"))
+    return with_url_columns(new.unionByName(stored))
 
 
 def stored_ids_of(pages_batch: DataFrame, existing_pages: DataFrame, broadcast_urls: bool = True) -> DataFrame:

@@ -363,10 +363,25 @@ def key_ranges_and_rows(df: DataFrame, column: str,
     low, high = int(bounds["lo"]), int(bounds["hi"])
     width = max(1, -(-(high - low + 1) // (16 * max_ranges)))
     bucket = F.floor((F.col(column) - F.lit(low)) / F.lit(width))
-    rows = (df.where(F.col(column).isNotNull()).groupBy(bucket.alias("_bucket"))
+    rows = (fewer_tasks(df, int(bounds["n"])).where(F.col(column).isNotNull()).groupBy(bucket.alias("_bucket"))
             .agg(F.min(column).alias("lo"), F.max(column).alias("hi")).orderBy("_bucket").collect())
     ranges = [(int(r["lo"]), int(r["hi"])) for r in rows]
     return close_smallest_gaps(ranges, max_ranges), int(bounds["n"])
+
+
+def fewer_tasks(source: DataFrame, rows: int) -> DataFrame:
+    """``source`` read in one task per million of its ``rows`` when it reads nothing but in-memory
+    caches, for an aggregate over it: each task's partial result is shuffled (a bloom filter's at
+    its final size), so a batch cached in 64 partitions shuffled 64 filters.  Any other
+    ``source`` is returned as it is: fewer tasks would compute it, not just read it."""
+    jdf = getattr(source, "_jdf", None)
+    if jdf is None:
+        return source
+    leaves = jdf.queryExecution().optimizedPlan().collectLeaves()
+    for leaf in (leaves.apply(i) for i in range(leaves.size())):
+        if leaf.getClass().getSimpleName() != "InMemoryRelation" or not leaf.cacheBuilder().storageLevel().useMemory():
+            return source
+    return source.coalesce(max(1, -(-rows // 1_000_000)))
 
 
 def close_smallest_gaps(ranges: list[tuple[int, int]], max_ranges: int) -> list[tuple[int, int]]:
@@ -412,6 +427,6 @@ def _merge_condition(source: DataFrame, keys: list[str], prune_on: str | None, t
     rows = source.count() if rows is None else rows
     if not rows:
         return None
-    typed = source.select(*[F.col(f"`{k}`").cast(key_types[k]).alias(k) for k in keys])
+    typed = fewer_tasks(source, rows).select(*[F.col(f"`{k}`").cast(key_types[k]).alias(k) for k in keys])
     bloom = keyfilter.bloom_filter_condition(typed, keys, [f"t.`{k}`" for k in keys], rows)
     return condition if bloom is None else F.expr(condition) & bloom
