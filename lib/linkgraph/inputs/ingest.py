@@ -460,6 +460,9 @@ def new_pages_with_ids(pages_batch: DataFrame, existing_pages: DataFrame, first_
     return pages_with_ids(pages_batch, existing_pages, first_id).where(F.col(S.PAGE_ID) >= first_id)
 
 
+SHUFFLE_HASH = "shuffle_hash"
+
+
 def links_with_ids(links: DataFrame, ids: DataFrame, broadcast_ids: bool = False) -> DataFrame:
     """Resolve both endpoint URLs to page ids; the result is in the ``links`` schema.
 
@@ -476,9 +479,10 @@ def links_with_ids(links: DataFrame, ids: DataFrame, broadcast_ids: bool = False
         resolved = (links.join(F.broadcast(src_ids), on=SRC_URL, how="inner")
                     .join(F.broadcast(dst_ids), on=DST_URL, how="inner"))
     else:
-        pairs = (links.select(SRC_URL, DST_URL).join(src_ids, on=SRC_URL, how="inner")
-                 .join(dst_ids, on=DST_URL, how="inner"))
-        resolved = links.join(pairs, on=[SRC_URL, DST_URL], how="inner")
+        # hash joins that build on the side of distinct keys (ids, pairs): the records are not sorted
+        pairs = (links.select(SRC_URL, DST_URL).join(src_ids.hint(SHUFFLE_HASH), on=SRC_URL, how="inner")
+                 .join(dst_ids.hint(SHUFFLE_HASH), on=DST_URL, how="inner"))
+        resolved = links.join(pairs.hint(SHUFFLE_HASH), on=[SRC_URL, DST_URL], how="inner")
     return resolved.select(
         S.SRC_ID, S.DST_ID, S.ANCHOR_TEXT, S.CONTEXT_WINDOW, S.LINK_TYPE, S.POSITION,
         F.col(DISCOVERED).alias(S.DISCOVERED_AT), F.col(LAST_SEEN).alias(S.LAST_SEEN_AT),
