@@ -260,6 +260,24 @@ def test_host_order_keeps_hosts_contiguous_whatever_the_ids(spark):
     assertDataFrameEqual(host_order(pages), expected)
 
 
+def test_numbering_by_an_expression_sorts_a_column_computed_once_per_row(spark):
+    """New pages are numbered in url_key order; the key is an expression of the URL, which the
+    sort must not evaluate in its comparisons (twice per comparison, regular expressions)."""
+    from linkgraph.lake.ids import number_in_order, range_sorted
+
+    urls = spark.createDataFrame([("https://a.example.org/",), ("http://b.example.com/x",),
+                                  ("http://a.example.com/y",), ("http://a.example.com/",)], "url STRING")
+    keys = [I.url_key(F.col("url")), F.col("url")]
+    expected = spark.createDataFrame([("http://a.example.com/", 10), ("http://a.example.com/y", 11),
+                                      ("http://b.example.com/x", 12), ("https://a.example.org/", 13)],
+                                     "url STRING, page_id LONG")
+    assertDataFrameEqual(number_in_order(urls, keys, 10, "page_id"), expected)
+    plan = range_sorted(urls, keys)._jdf.queryExecution().executedPlan().toString()
+    sorts = [line for line in plan.splitlines() if line.lstrip(" +-:").startswith("Sort ")]
+    assert sorts and not any("regexp" in line for line in sorts), plan
+    assert "rangepartitioning(" in plan and "regexp" in plan, plan
+
+
 def _cached_bytes(spark, column: str) -> int:
     """Bytes (memory and disk) Spark holds for the cached frames whose plan names ``column``."""
     return sum(info.memSize() + info.diskSize() for info in spark.sparkContext._jsc.sc().getRDDStorageInfo()

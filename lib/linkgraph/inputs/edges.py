@@ -108,21 +108,25 @@ def uncompressed_cache(spark: SparkSession) -> Iterator[None]:
 def ingest_edges(lake: Lake, config: Config, raw: DataFrame, report: IngestReport) -> None:
     """Validate raw edge records and upsert them: rejects, pages (new ones numbered), links.
 
-    The records are read and validated once (cached), ranked within their (source, destination)
-    pair (:func:`ranked_batch`: only the records of repeated pairs are shuffled) and counted per
-    outcome in one aggregate.  The rejects are committed first, straight from the ranked records,
-    whose caches are released once the links have their page ids.
+    The records are read and validated once (cached) and counted, and ranked within their
+    (source, destination) pair (:func:`ranked_batch`: only the records of repeated pairs are
+    shuffled).  The rejects are committed first, from a cache of their own (counted by reason;
+    every other record is a link), then the pages and the links; the ranked records' caches are
+    released once the links have their page ids.
     """
     ranked = ranked_batch(lake.spark, I.validate_edges(raw, config.ingest))
-    resolved = batch_pages = None
+    resolved = batch_pages = rejects = None
     try:
-        outcomes = I.outcome_counts(ranked.frame)
-        report.written = outcomes.pop(I.LINK, 0)
-        report.rejected_by_reason = outcomes
-        report.rejected = sum(outcomes.values())
-        report.read = report.written + report.rejected
+        # the rejects (a few % of the records) are taken from the ranked records in one pass and
+        # cached: their counts, key filter and MERGE read them, not the records again
+        with uncompressed_cache(lake.spark):
+            rejects = I.reject_rows(I.rejected(ranked.frame), report.source).persist(StorageLevel.MEMORY_AND_DISK)
+        count_rejects(rejects, report)
+        report.read = ranked.records
+        report.written = report.read - report.rejected
         T.ensure_core_tables(lake)
-        report.rejects_inserted = T.write_rejects(lake, I.reject_rows(I.rejected(ranked.frame), report.source))
+        report.rejects_inserted = T.write_rejects(lake, rejects)
+        rejects.unpersist()
         links = I.representatives(ranked.frame)
         # a batch's pages are at most two per link: the URLs of a batch small enough are broadcast
         # to the scan of ``pages`` (nothing of it is shuffled)
@@ -143,7 +147,7 @@ def ingest_edges(lake: Lake, config: Config, raw: DataFrame, report: IngestRepor
         lake.checkpoint_filtered()
     finally:
         ranked.release()
-        for frame in (batch_pages, resolved):
+        for frame in (batch_pages, resolved, rejects):
             if frame is not None:
                 frame.unpersist()
 
@@ -154,6 +158,7 @@ class RankedBatch:
 
     frame: DataFrame
     cached: list[DataFrame]
+    records: int = 0  # the records ranked (valid or not)
 
     def release(self) -> None:
         for frame in self.cached:
@@ -178,7 +183,7 @@ def ranked_batch(spark: SparkSession, validated: DataFrame) -> RankedBatch:
     try:
         # the cache is built by a job of its own: a task building its block of records and
         # aggregating their keys at once competes with itself for memory
-        keyed.count()
+        held.records = keyed.count()
         repeated = I.repeated_pair_keys(keyed).persist(StorageLevel.MEMORY_AND_DISK)
         held.cached.append(repeated)
         routed = I.route_by_repetition(keyed, repeated, repeated.count())

@@ -244,7 +244,6 @@ def validate_edges(raw: DataFrame, config: IngestConfig) -> DataFrame:
 
 
 RANK = "_rank"
-LINK = "LINK"
 
 
 def rank_sightings(validated: DataFrame) -> DataFrame:
@@ -353,14 +352,6 @@ def rejected(ranked: DataFrame) -> DataFrame:
         F.when(duplicate, F.concat(F.lit("merged into link "), F.col(SRC_URL), F.lit(" -> "), F.col(DST_URL)))
         .otherwise(F.col(S.DETAIL)).alias(S.DETAIL),
     )
-
-
-def outcome_counts(ranked: DataFrame) -> dict[str, int]:
-    """Records of :func:`rank_sightings`' output per outcome, in one aggregate: ``LINK`` for the
-    representatives, else the reject reason (DUPLICATE_MERGED for the other sightings)."""
-    outcome = (F.when(F.col(RANK) == 1, F.lit(LINK)).when(F.col(RANK) > 1, F.lit(S.Reason.DUPLICATE_MERGED))
-               .otherwise(F.col(S.REASON)))
-    return {row["outcome"]: row["count"] for row in ranked.groupBy(outcome.alias("outcome")).count().collect()}
 
 
 def split_duplicates(valid: DataFrame) -> tuple[DataFrame, DataFrame]:
