@@ -335,7 +335,37 @@ def test_links_take_the_same_ids_by_broadcast_and_by_shuffle(spark):
                 Row(src_id=3, dst_id=7, anchor_text="to a", context_window="ctx", link_type="EXTERNAL",
                     position=None, discovered_at=day, last_seen_at=day)]
     for broadcast_ids in (True, False):
-        assertDataFrameEqual(I.links_with_ids(links, ids, broadcast_ids), expected)
+        for by_hash in (True, False):
+            assertDataFrameEqual(I.links_with_ids(links, ids, broadcast_ids, by_hash=by_hash), expected)
+
+
+def test_links_take_their_ids_by_url_when_two_urls_of_the_batch_share_a_hash(spark):
+    """With a hash under which two of the batch's URLs collide (their length), matching by hash
+    gives a link both pages' ids; the ingest sees the collision and matches by URL."""
+    from datetime import datetime as dt
+
+    from linkgraph.inputs.edges import links_with_page_ids
+    from linkgraph.lake.config import Config
+
+    def length_hash(url):
+        return F.length(url).cast("long")
+
+    day = dt(2026, 1, 1)
+    links = spark.createDataFrame(
+        [("http://a.com/", "http://b.com/", "to b", None, "EXTERNAL", None, day, day),
+         ("http://b.com/", "http://ccc.com/", "to c", None, "EXTERNAL", None, day, day)],
+        f"{I.SRC_URL} string, {I.DST_URL} string, anchor_text string, context_window string, link_type string, "
+        f"position string, {I.DISCOVERED} timestamp, {I.LAST_SEEN} timestamp")
+    pages = spark.createDataFrame([("http://a.com/", 7), ("http://b.com/", 3), ("http://ccc.com/", 5)],
+                                  "url string, page_id long")
+    assert [row["_hash"] for row in I.url_hash_collisions(pages, length_hash).collect()] == [13]
+    assert I.url_hash_collisions(pages).count() == 0
+    # matched by the colliding hash, each link takes both ids of every length-13 end: 4 + 2 rows
+    assert I.links_with_ids(links, pages, by_hash=True, hash_of=length_hash).count() == 6
+    expected = [Row(src_id=7, dst_id=3, anchor_text="to b"), Row(src_id=3, dst_id=5, anchor_text="to c")]
+    for hash_of in (length_hash, I.url_hash):
+        got = links_with_page_ids(links, pages, Config(), hash_of).select("src_id", "dst_id", "anchor_text")
+        assertDataFrameEqual(got, expected)
 
 
 def test_sightings_of_a_pair_are_ranked_latest_then_smallest_anchor_with_widened_times(spark):
@@ -372,6 +402,10 @@ def test_sightings_of_a_pair_are_ranked_latest_then_smallest_anchor_with_widened
         got = ranked.select(S.ANCHOR_TEXT, I.RANK, F.date_format(I.DISCOVERED, "yyyy-MM-dd").alias("discovered"),
                             F.date_format(I.LAST_SEEN, "yyyy-MM-dd").alias("last_seen"))
         assertDataFrameEqual(got, expected)
+    # the rejects (two other sightings, the invalid record) are all in the window's part
+    rejects = I.rejected(routed.rejects_among).select(S.ANCHOR_TEXT, S.REASON)
+    assertDataFrameEqual(rejects, I.rejected(routed.frame).select(S.ANCHOR_TEXT, S.REASON))
+    assert sorted(row[S.REASON] for row in rejects.collect()) == ["DUPLICATE_MERGED", "DUPLICATE_MERGED", "UNSUPPORTED_SCHEME"]
     routed.release()
 
 

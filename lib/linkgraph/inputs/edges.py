@@ -4,12 +4,12 @@ shared by every input format (crawl formats included, see ``linkgraph.inputs.cra
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from pyspark import StorageLevel
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from linkgraph.inputs import ingest as I
@@ -117,10 +117,11 @@ def ingest_edges(lake: Lake, config: Config, raw: DataFrame, report: IngestRepor
     ranked = ranked_batch(lake.spark, I.validate_edges(raw, config.ingest))
     resolved = batch_pages = rejects = None
     try:
-        # the rejects (a few % of the records) are taken from the ranked records in one pass and
-        # cached: their counts, key filter and MERGE read them, not the records again
+        # the rejects (a few % of the records) are taken from the windowed records (in memory), not
+        # from all of them, and cached: their counts, key filter and MERGE read them, not the records
         with uncompressed_cache(lake.spark):
-            rejects = I.reject_rows(I.rejected(ranked.frame), report.source).persist(StorageLevel.MEMORY_AND_DISK)
+            rejects = I.reject_rows(I.rejected(ranked.rejects_among), report.source).persist(
+                StorageLevel.MEMORY_AND_DISK)
         count_rejects(rejects, report)
         report.read = ranked.records
         report.written = report.read - report.rejected
@@ -134,9 +135,8 @@ def ingest_edges(lake: Lake, config: Config, raw: DataFrame, report: IngestRepor
         pages_read_version, new_from, batch_pages = _upsert_url_pages(lake, links, report, broadcast_urls)
         # ids as this ingest read and wrote them (a page a concurrent prune deleted since is
         # caught below); the id joins run once for up to two links MERGEs and their key ranges
-        broadcast_ids = batch_pages.count() <= config.ingest.broadcast_pages
         with uncompressed_cache(lake.spark):
-            resolved = I.links_with_ids(links, batch_pages, broadcast_ids).persist(StorageLevel.MEMORY_AND_DISK)
+            resolved = links_with_page_ids(links, batch_pages, config).persist(StorageLevel.MEMORY_AND_DISK)
         resolved.count()
         batch_pages.unpersist()
         ranked.release()
@@ -152,12 +152,25 @@ def ingest_edges(lake: Lake, config: Config, raw: DataFrame, report: IngestRepor
                 frame.unpersist()
 
 
+def links_with_page_ids(links: DataFrame, batch_pages: DataFrame, config: Config,
+                        hash_of: Callable[[Column], Column] = I.url_hash) -> DataFrame:
+    """``I.links_with_ids`` of a batch's links and pages (cached: counted and read twice), by the
+    hash of their URLs (``hash_of``) unless two of the batch's URLs share one, then by URL.  The
+    (hash, page_id) table is broadcast for at most ``ingest.broadcast_page_ids`` pages, a
+    (url, page_id) table for at most ``ingest.broadcast_pages``."""
+    by_hash = not I.url_hash_collisions(batch_pages, hash_of).limit(1).count()
+    limit = config.ingest.broadcast_page_ids if by_hash else config.ingest.broadcast_pages
+    return I.links_with_ids(links, batch_pages, batch_pages.count() <= limit, by_hash=by_hash, hash_of=hash_of)
+
+
 @dataclass
 class RankedBatch:
-    """``I.rank_sightings`` of a batch (``frame``) and the caches it reads (``release`` them)."""
+    """``I.rank_sightings`` of a batch (``frame``) and the caches it reads (``release`` them);
+    ``rejects_among``: the part of ``frame`` that holds every record ``I.rejected`` keeps."""
 
     frame: DataFrame
     cached: list[DataFrame]
+    rejects_among: DataFrame
     records: int = 0  # the records ranked (valid or not)
 
     def release(self) -> None:
@@ -171,7 +184,9 @@ def ranked_batch(spark: SparkSession, validated: DataFrame) -> RankedBatch:
     by more than one record are found by a shuffle of one ``long`` per record; only those pairs'
     records are shuffled and sorted by the window, and their ranked rows cached.  The other
     records are read from the cache as ranked (:func:`I.rank_single_sightings`).  A batch's pairs
-    are mostly single, so its full records mostly never leave their task.
+    are mostly single, so its full records mostly never leave their task.  The invalid records go
+    through the window too (spread by a hash of their fields), so every reject is in the window's
+    cache (``rejects_among``), read without the other records.
 
     The validated records are cached on local disk: a partition is an input split (a Parquet row
     group can hold millions of records), which a block on disk writes and reads as a stream
@@ -179,7 +194,7 @@ def ranked_batch(spark: SparkSession, validated: DataFrame) -> RankedBatch:
     memory in the heap, 152 s to rank on disk)."""
     with uncompressed_cache(spark):
         keyed = I.with_pair_key(validated).persist(StorageLevel.DISK_ONLY)
-    held = RankedBatch(keyed, [keyed])
+    held = RankedBatch(keyed, [keyed], keyed)
     try:
         # the cache is built by a job of its own: a task building its block of records and
         # aggregating their keys at once competes with itself for memory
@@ -198,7 +213,8 @@ def ranked_batch(spark: SparkSession, validated: DataFrame) -> RankedBatch:
     except BaseException:
         held.release()
         raise
-    held.frame = windowed if single is None else windowed.unionByName(single)
+    # the records left out of the window are valid and their pair's only one: no reject among them
+    held.frame, held.rejects_among = (windowed if single is None else windowed.unionByName(single)), windowed
     return held
 
 

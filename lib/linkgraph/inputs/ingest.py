@@ -19,6 +19,8 @@ Policies (documented in README):
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pyarrow as pa
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
@@ -299,15 +301,16 @@ def repeated_pair_keys(keyed: DataFrame) -> DataFrame:
 
 def route_by_repetition(keyed: DataFrame, repeated: DataFrame,
                         repeated_count: int) -> tuple[DataFrame, DataFrame] | None:
-    """``keyed`` (:func:`with_pair_key`) split, without a shuffle, into the valid records whose
-    pair may be repeated and the others, both without the key; None without a JVM session.
+    """``keyed`` (:func:`with_pair_key`) split, without a shuffle, into the invalid records with
+    the valid ones whose pair may be repeated, and the others (valid, each its pair's only
+    record), both without the key; None without a JVM session.
 
     ``repeated``: :func:`repeated_pair_keys` of ``keyed`` (``repeated_count`` rows).  A record
     whose key a bloom filter of ``repeated`` rejects is its pair's only record (a bloom filter has
     no false negatives, and the records of one pair share their key).  The first part holds every
-    record of a repeated pair and about 1% of the single ones.  The filter is built from
-    ``repeated`` read in one task per million keys (a filter per task is what its aggregate
-    shuffles)."""
+    record of a repeated pair, every invalid record and about 1% of the single ones: all the
+    rejects (:func:`rejected`) are among its records.  The filter is built from ``repeated`` read
+    in one task per million keys (a filter per task is what its aggregate shuffles)."""
     valid = F.col(S.REASON).isNull()
     if repeated_count == 0:
         maybe_repeated: Column | None = F.lit(False)
@@ -316,7 +319,7 @@ def route_by_repetition(keyed: DataFrame, repeated: DataFrame,
         maybe_repeated = bloom_filter_subquery(repeated.coalesce(tasks), [PAIR_KEY], [PAIR_KEY], repeated_count)
     if maybe_repeated is None:
         return None
-    routed = valid & maybe_repeated
+    routed = ~valid | maybe_repeated   # an invalid record's key, and so its filter test, is null
     return keyed.where(routed).drop(PAIR_KEY), keyed.where(~routed).drop(PAIR_KEY)
 
 
@@ -452,28 +455,52 @@ def new_pages_with_ids(pages_batch: DataFrame, existing_pages: DataFrame, first_
 
 
 SHUFFLE_HASH = "shuffle_hash"
+SRC_HASH, DST_HASH = "_src_hash", "_dst_hash"
 
 
-def links_with_ids(links: DataFrame, ids: DataFrame, broadcast_ids: bool = False) -> DataFrame:
+def url_hash(url: Column) -> Column:
+    """The 64-bit key a link takes its page ids by: ``xxhash64`` of the canonical URL.  Two URLs
+    of one batch share it with a probability of about n^2 / 2^65 (1e-7 for 2M pages); a batch
+    where they do is resolved by URL (:func:`url_hash_collisions`)."""
+    return F.xxhash64(url)
+
+
+def url_hash_collisions(ids: DataFrame, hash_of: Callable[[Column], Column] = url_hash) -> DataFrame:
+    """The hashes (``hash_of``, default :func:`url_hash`) held by more than one distinct URL of
+    ``ids`` (url, page_id; one row per URL): empty when ``ids`` may be joined by hash.  One long
+    per page is shuffled (partially aggregated first)."""
+    hashes = ids.select(hash_of(F.col(S.URL)).alias("_hash"))
+    return hashes.groupBy("_hash").count().where(F.col("count") > 1).select("_hash")
+
+
+def links_with_ids(links: DataFrame, ids: DataFrame, broadcast_ids: bool = False,
+                   by_hash: bool = False, hash_of: Callable[[Column], Column] = url_hash) -> DataFrame:
     """Resolve both endpoint URLs to page ids; the result is in the ``links`` schema.
 
     ``ids``: (url, page_id) of every URL of the batch (and maybe others: a link whose end has no
-    id is dropped).  With ``broadcast_ids`` (``ids`` small enough to reach every task whole) each
-    record takes both ids where it is, by two broadcast hash joins: the records are not shuffled.
-    Otherwise the ids are resolved on narrow frames, the batch's (src_url, dst_url) pairs, and the
-    full records are joined once, to their pair (links hold one row per pair).
+    id is dropped).  With ``by_hash`` the ends are matched by a 64-bit hash of their URL
+    (``hash_of``) instead of the URL: only when no two URLs of ``ids`` share a hash
+    (:func:`url_hash_collisions` empty), then the result is the same.  With ``broadcast_ids``
+    (``ids`` small enough to reach every task whole: about 100 bytes a page by URL, 16 by hash)
+    each record takes both ids where it is, by two broadcast hash joins: the records are not
+    shuffled.  Otherwise the ids are resolved on narrow frames, the batch's (source, destination)
+    key pairs, and the full records are joined once, to their pair (links hold one row per pair).
     """
-    ids = ids.select(S.URL, S.PAGE_ID)
-    src_ids = ids.select(F.col(S.URL).alias(SRC_URL), F.col(S.PAGE_ID).alias(S.SRC_ID))
-    dst_ids = ids.select(F.col(S.URL).alias(DST_URL), F.col(S.PAGE_ID).alias(S.DST_ID))
+    if by_hash:
+        links = links.withColumns({SRC_HASH: hash_of(F.col(SRC_URL)), DST_HASH: hash_of(F.col(DST_URL))})
+        src_key, dst_key, ids = SRC_HASH, DST_HASH, ids.select(hash_of(F.col(S.URL)).alias(S.URL), S.PAGE_ID)
+    else:
+        src_key, dst_key, ids = SRC_URL, DST_URL, ids.select(S.URL, S.PAGE_ID)
+    src_ids = ids.select(F.col(S.URL).alias(src_key), F.col(S.PAGE_ID).alias(S.SRC_ID))
+    dst_ids = ids.select(F.col(S.URL).alias(dst_key), F.col(S.PAGE_ID).alias(S.DST_ID))
     if broadcast_ids:
-        resolved = (links.join(F.broadcast(src_ids), on=SRC_URL, how="inner")
-                    .join(F.broadcast(dst_ids), on=DST_URL, how="inner"))
+        resolved = (links.join(F.broadcast(src_ids), on=src_key, how="inner")
+                    .join(F.broadcast(dst_ids), on=dst_key, how="inner"))
     else:
         # hash joins that build on the side of distinct keys (ids, pairs): the records are not sorted
-        pairs = (links.select(SRC_URL, DST_URL).join(src_ids.hint(SHUFFLE_HASH), on=SRC_URL, how="inner")
-                 .join(dst_ids.hint(SHUFFLE_HASH), on=DST_URL, how="inner"))
-        resolved = links.join(pairs.hint(SHUFFLE_HASH), on=[SRC_URL, DST_URL], how="inner")
+        pairs = (links.select(src_key, dst_key).join(src_ids.hint(SHUFFLE_HASH), on=src_key, how="inner")
+                 .join(dst_ids.hint(SHUFFLE_HASH), on=dst_key, how="inner"))
+        resolved = links.join(pairs.hint(SHUFFLE_HASH), on=[src_key, dst_key], how="inner")
     return resolved.select(
         S.SRC_ID, S.DST_ID, S.ANCHOR_TEXT, S.CONTEXT_WINDOW, S.LINK_TYPE, S.POSITION,
         F.col(DISCOVERED).alias(S.DISCOVERED_AT), F.col(LAST_SEEN).alias(S.LAST_SEEN_AT),

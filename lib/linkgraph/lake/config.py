@@ -96,7 +96,9 @@ class IngestConfig:
     shuffling the link records, and a batch of at most half as many links looks its pages up in
     ``pages`` with its URLs broadcast (nothing of ``pages`` shuffled) and has its pages and links
     broadcast into the MERGEs' joins that can build on them; a larger one joins by shuffling (0:
-    always).
+    always).  ``broadcast_page_ids``: the same for the links' page ids when they are matched by
+    a 64-bit hash of the URL (a batch whose URLs share no hash): a (hash, page_id) table of about
+    40 bytes a page on every executor (0: always shuffle).
     ``max_line_bytes`` / ``max_file_bytes``: limits of a text input's line and of a file's
     decompressed bytes (JSONL, CSV, arcs, dat, GML), enforced while the file is streamed; a longer
     line is one MALFORMED_RECORD reject, a larger file is read up to the limit and ends in one.
@@ -109,6 +111,7 @@ class IngestConfig:
     max_context_length: int = 500
     csv_delimiter: str = ","
     broadcast_pages: int = 500_000
+    broadcast_page_ids: int = 2_000_000
     max_line_bytes: int = 1_048_576
     max_file_bytes: int = 17_179_869_184
     follow_symlinks: bool = False
@@ -120,8 +123,9 @@ class IngestConfig:
                      "max_file_bytes"):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"ingest.{name} must be positive")
-        if self.broadcast_pages < 0:
-            raise ConfigError("ingest.broadcast_pages must be 0 or more")
+        for name in ("broadcast_pages", "broadcast_page_ids"):
+            if getattr(self, name) < 0:
+                raise ConfigError(f"ingest.{name} must be 0 or more")
 
 
 @dataclass(frozen=True)
