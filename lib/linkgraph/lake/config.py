@@ -92,13 +92,14 @@ class IngestConfig:
     Lengths are in characters.  ``self_links``: ``reject`` writes a link from a page to itself to
     ``rejects`` with reason SELF_LINK; ``keep`` stores it like any other link.
     ``broadcast_pages``: a batch with at most this many distinct pages gives its links their page
-    ids from a broadcast (url, page_id) table (about 100 bytes a page on every executor), without
-    shuffling the link records, and a batch of at most half as many links looks its pages up in
-    ``pages`` with its URLs broadcast (nothing of ``pages`` shuffled) and has its pages and links
-    broadcast into the MERGEs' joins that can build on them; a larger one joins by shuffling (0:
-    always).  ``broadcast_page_ids``: the same for the links' page ids when they are matched by
-    a 64-bit hash of the URL (a batch whose URLs share no hash): a (hash, page_id) table of about
-    40 bytes a page on every executor (0: always shuffle).
+    ids from a broadcast (url, page_id) table (about 270 bytes a page of 50-character URLs, as
+    built in memory), without shuffling the link records, and a batch of at most half as many
+    links looks its pages up in ``pages`` with its URLs broadcast (nothing of ``pages``
+    shuffled) and has its pages and links broadcast into the MERGEs' joins that can build on
+    them; a larger one joins by shuffling (0: always).  ``broadcast_page_ids``: the same for the
+    links' page ids when they are matched by a 64-bit hash of the URL (a batch whose URLs share
+    no hash): a (hash, page_id) table of about 100 bytes a page on every executor (0: always
+    shuffle).
     ``max_line_bytes`` / ``max_file_bytes``: limits of a text input's line and of a file's
     decompressed bytes (JSONL, CSV, arcs, dat, GML), enforced while the file is streamed; a longer
     line is one MALFORMED_RECORD reject, a larger file is read up to the limit and ends in one.
