@@ -489,11 +489,11 @@ def links_with_ids(links: DataFrame, ids: DataFrame, broadcast_ids: bool = False
     """
     if by_hash:
         links = links.withColumns({SRC_HASH: hash_of(F.col(SRC_URL)), DST_HASH: hash_of(F.col(DST_URL))})
-        src_key, dst_key, ids = SRC_HASH, DST_HASH, ids.select(hash_of(F.col(S.URL)).alias(S.URL), S.PAGE_ID)
+        src_key, dst_key, id_key = SRC_HASH, DST_HASH, hash_of(F.col(S.URL))
     else:
-        src_key, dst_key, ids = SRC_URL, DST_URL, ids.select(S.URL, S.PAGE_ID)
-    src_ids = ids.select(F.col(S.URL).alias(src_key), F.col(S.PAGE_ID).alias(S.SRC_ID))
-    dst_ids = ids.select(F.col(S.URL).alias(dst_key), F.col(S.PAGE_ID).alias(S.DST_ID))
+        src_key, dst_key, id_key = SRC_URL, DST_URL, F.col(S.URL)
+    src_ids = ids.select(id_key.alias(src_key), F.col(S.PAGE_ID).alias(S.SRC_ID))
+    dst_ids = ids.select(id_key.alias(dst_key), F.col(S.PAGE_ID).alias(S.DST_ID))
     if broadcast_ids:
         resolved = (links.join(F.broadcast(src_ids), on=src_key, how="inner")
                     .join(F.broadcast(dst_ids), on=dst_key, how="inner"))
