@@ -135,9 +135,7 @@ def ingest_edges(lake: Lake, config: Config, raw: DataFrame, report: IngestRepor
         pages_read_version, new_from, batch_pages = _upsert_url_pages(lake, links, report, broadcast_urls)
         # ids as this ingest read and wrote them (a page a concurrent prune deleted since is
         # caught below); the id joins run once for up to two links MERGEs and their key ranges
-        with uncompressed_cache(lake.spark):
-            resolved = links_with_page_ids(links, batch_pages, config).persist(StorageLevel.MEMORY_AND_DISK)
-        resolved.count()
+        resolved = links_with_page_ids(links, batch_pages, config, report.written)
         batch_pages.unpersist()
         ranked.release()
         # a batch whose URLs are broadcast is small enough to broadcast its links into the MERGEs
@@ -152,15 +150,30 @@ def ingest_edges(lake: Lake, config: Config, raw: DataFrame, report: IngestRepor
                 frame.unpersist()
 
 
-def links_with_page_ids(links: DataFrame, batch_pages: DataFrame, config: Config,
+def links_with_page_ids(links: DataFrame, batch_pages: DataFrame, config: Config, links_count: int,
                         hash_of: Callable[[Column], Column] = I.url_hash) -> DataFrame:
-    """``I.links_with_ids`` of a batch's links and pages (cached: counted and read twice), by the
-    hash of their URLs (``hash_of``) unless two of the batch's URLs share one, then by URL.  The
-    (hash, page_id) table is broadcast for at most ``ingest.broadcast_page_ids`` pages, a
-    (url, page_id) table for at most ``ingest.broadcast_pages``."""
-    by_hash = not I.url_hash_collisions(batch_pages, hash_of).limit(1).count()
-    limit = config.ingest.broadcast_page_ids if by_hash else config.ingest.broadcast_pages
-    return I.links_with_ids(links, batch_pages, batch_pages.count() <= limit, by_hash=by_hash, hash_of=hash_of)
+    """``I.links_with_ids`` of a batch's ``links_count`` links and its pages, cached (the caller
+    unpersists it) and counted: by the hash of their URLs (``hash_of``), unless two of the batch's
+    URLs share one, then by URL.  Every page of the batch is an end of one of its links, so two
+    URLs sharing a hash give such a link more than one row: a resolved frame of more than
+    ``links_count`` rows is dropped and the links are resolved again by URL.  Nothing is shuffled
+    to look for collisions.  The (hash, page_id) table is broadcast for at most
+    ``ingest.broadcast_page_ids`` pages, a (url, page_id) table for at most
+    ``ingest.broadcast_pages``."""
+    pages = batch_pages.count()
+
+    def resolved(by_hash: bool) -> tuple[DataFrame, int]:
+        limit = config.ingest.broadcast_page_ids if by_hash else config.ingest.broadcast_pages
+        with uncompressed_cache(links.sparkSession):
+            frame = I.links_with_ids(links, batch_pages, pages <= limit, by_hash=by_hash, hash_of=hash_of)
+            frame = frame.persist(StorageLevel.MEMORY_AND_DISK)
+        return frame, frame.count()
+
+    by_hash, rows = resolved(by_hash=True)
+    if rows == links_count:
+        return by_hash
+    by_hash.unpersist()
+    return resolved(by_hash=False)[0]
 
 
 @dataclass

@@ -461,16 +461,8 @@ SRC_HASH, DST_HASH = "_src_hash", "_dst_hash"
 def url_hash(url: Column) -> Column:
     """The 64-bit key a link takes its page ids by: ``xxhash64`` of the canonical URL.  Two URLs
     of one batch share it with a probability of about n^2 / 2^65 (1e-7 for 2M pages); a batch
-    where they do is resolved by URL (:func:`url_hash_collisions`)."""
+    where they do is resolved by URL (``linkgraph.inputs.edges.links_with_page_ids``)."""
     return F.xxhash64(url)
-
-
-def url_hash_collisions(ids: DataFrame, hash_of: Callable[[Column], Column] = url_hash) -> DataFrame:
-    """The hashes (``hash_of``, default :func:`url_hash`) held by more than one distinct URL of
-    ``ids`` (url, page_id; one row per URL): empty when ``ids`` may be joined by hash.  One long
-    per page is shuffled (partially aggregated first)."""
-    hashes = ids.select(hash_of(F.col(S.URL)).alias("_hash"))
-    return hashes.groupBy("_hash").count().where(F.col("count") > 1).select("_hash")
 
 
 def links_with_ids(links: DataFrame, ids: DataFrame, broadcast_ids: bool = False,
@@ -479,8 +471,8 @@ def links_with_ids(links: DataFrame, ids: DataFrame, broadcast_ids: bool = False
 
     ``ids``: (url, page_id) of every URL of the batch (and maybe others: a link whose end has no
     id is dropped).  With ``by_hash`` the ends are matched by a 64-bit hash of their URL
-    (``hash_of``) instead of the URL: only when no two URLs of ``ids`` share a hash
-    (:func:`url_hash_collisions` empty), then the result is the same.  With ``broadcast_ids``
+    (``hash_of``) instead of the URL, with the same result when no two URLs of ``ids`` share a
+    hash (where two do, a link with an end at one of them takes a row for each).  With ``broadcast_ids``
     (``ids`` small enough to reach every task whole: as Spark builds them, about 270 bytes a page
     by 50-character URLs, 100 by hash) each record takes both ids where it is, by two broadcast
     hash joins: the records are not shuffled.  Otherwise the ids are resolved on narrow frames,
