@@ -155,7 +155,7 @@ def links_with_page_ids(links: DataFrame, batch_pages: DataFrame, config: Config
     """``I.links_with_ids`` of a batch's ``links_count`` links and its pages, cached (the caller
     unpersists it) and counted: by the hash of their URLs (``hash_of``), unless two of the batch's
     URLs share one, then by URL.  Every page of the batch is an end of one of its links, so two
-    URLs sharing a hash give such a link more than one row: a resolved frame of more than
+    URLs sharing a hash give such a link more than one row: a resolved frame of other than
     ``links_count`` rows is dropped and the links are resolved again by URL.  Nothing is shuffled
     to look for collisions.  The (hash, page_id) table is broadcast for at most
     ``ingest.broadcast_page_ids`` pages, a (url, page_id) table for at most
