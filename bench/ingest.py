@@ -101,6 +101,25 @@ def generate_edges(spark: SparkSession, n_edges: int, path: str) -> None:
     edges.write.mode("overwrite").parquet(path)
 
 
+def session_config(records: int, driver_memory: str | None = None, shuffle_partitions: int | None = None) -> dict:
+    """The ``spark`` section of the benches' ``local[2]`` session for ``records`` records: the
+    local defaults (4 partitions, 2g) suit about a million records; larger inputs need more of both
+    on one machine (README "Configuration")."""
+    large = records >= 5_000_000
+    return {"master": "local[2]", "driver_memory": driver_memory or ("4g" if large else "2g"),
+            "shuffle_partitions": shuffle_partitions or (64 if large else 4)}
+
+
+def timed_copy(spark: SparkSession, source: str, target: str) -> float:
+    """Seconds of the peer every ingest figure is a ratio to: ``source`` (Parquet) copied as it is
+    into a Delta table at ``target`` (overwritten); printed as it ends."""
+    started = time.monotonic()
+    spark.read.parquet(source).write.format("delta").mode("overwrite").save(target)
+    seconds = time.monotonic() - started
+    print(f"copy:   {seconds:8.1f} s  ({source.rsplit('/', 1)[-1]}: parquet -> delta)", flush=True)
+    return seconds
+
+
 PAGES_PER_HOST = 50
 
 
@@ -400,11 +419,7 @@ def main(argv: list[str] | None = None) -> int:
 
     workdir = Path(args.workdir or tempfile.mkdtemp(prefix="linkgraph-bench-ingest-"))
     records = args.base_links if args.incremental else args.edges
-    # the local defaults (4 partitions, 2g) suit about a million records; larger inputs need more
-    # of both on one machine (README "Configuration")
-    large = records >= 5_000_000
-    spark_config = {"master": "local[2]", "driver_memory": args.driver_memory or ("4g" if large else "2g"),
-                    "shuffle_partitions": args.shuffle_partitions or (64 if large else 4)}
+    spark_config = session_config(records, args.driver_memory, args.shuffle_partitions)
     config = config_from_dict({"lake": {"path": str(workdir / "lake")}, "spark": spark_config})
     spark = get_spark(config.spark)
     spark.sparkContext.setLogLevel("ERROR")
@@ -426,11 +441,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"generated {n} edge records at {source}", flush=True)
 
         def copy(path: str = source, target: str = "copy") -> float:
-            started = time.monotonic()
-            spark.read.parquet(path).write.format("delta").mode("overwrite").save(str(workdir / target))
-            seconds = time.monotonic() - started
-            print(f"copy:   {seconds:8.1f} s  ({path.rsplit('/', 1)[-1]}: parquet -> delta)", flush=True)
-            return seconds
+            return timed_copy(spark, path, str(workdir / target))
 
         copy_before = copy()
         started = time.monotonic()

@@ -7,8 +7,9 @@ between two copies of them (``spark.read.parquet(...).write.format("delta")``), 
 pipeline*: only the passes every ingest of those records into empty ``pages`` and ``links``
 tables must make, with Spark built-ins and every shortcut a correct ingest could not take:
 
-* the URLs are taken as canonical as they are (no canonicalisation, no Public Suffix List: the
-  host is the text between ``//`` and the next ``/``) and no field is checked (no rejects);
+* the URLs are taken as canonical as they are (no canonicalisation, no Public Suffix List: host
+  and ``url_key`` are taken from the URL by ``linkgraph.inputs.ingest``'s ``host_of`` and
+  ``url_key``, as ingest takes them from a canonical URL) and no field is checked (no rejects);
 * a pair's sightings are not ranked: only a 64-bit hash per record is shuffled to find the
   repeated pairs, and only their records are aggregated (any one of them kept);
 * the pages are the distinct URLs of both ends (one shuffle of URL and times), numbered in
@@ -34,15 +35,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from ingest import generate_edges  # bench/ingest.py: the same records
+from ingest import generate_edges, session_config, timed_copy  # bench/ingest.py: the same records and peer
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from linkgraph.inputs.ingest import host_of, url_key
 from linkgraph.lake.config import config_from_dict
 from linkgraph.lake.ids import number_in_order
 from linkgraph.lake.session import get_spark, use_checkpoint_dir
-
-HOST = r"^https?://([^/]*)"
 
 
 def pair_representatives(records: DataFrame) -> DataFrame:
@@ -67,11 +67,6 @@ def distinct_pages(records: DataFrame) -> DataFrame:
                                    F.max("last_seen_at").alias("last_seen_at"))
 
 
-def url_key(url: F.Column) -> F.Column:
-    host = F.regexp_extract(url, HOST, 1)
-    return F.concat(F.array_join(F.reverse(F.split(host, r"\.")), "."), F.regexp_replace(url, HOST, ""))
-
-
 def numbered_pages(records: DataFrame, unordered: bool) -> DataFrame:
     """The distinct pages with dense ids in ``url_key`` order (checkpointed), or with ``unordered``
     with ids of ``monotonically_increasing_id`` (neither dense nor ordered: nothing is sorted),
@@ -79,9 +74,9 @@ def numbered_pages(records: DataFrame, unordered: bool) -> DataFrame:
     pages = distinct_pages(records)
     if unordered:
         return pages.withColumns({"page_id": F.monotonically_increasing_id(),
-                                  "host": F.regexp_extract("url", HOST, 1)}).localCheckpoint(eager=True)
+                                  "host": host_of(F.col("url"))}).localCheckpoint(eager=True)
     numbered = number_in_order(pages, [url_key(F.col("url")), F.col("url")], 0, "page_id")
-    return numbered.withColumn("host", F.regexp_extract("url", HOST, 1)).checkpoint(eager=True)
+    return numbered.withColumn("host", host_of(F.col("url"))).checkpoint(eager=True)
 
 
 def floor_ingest(spark: SparkSession, source: str, lake: Path, unordered: bool) -> dict[str, float]:
@@ -117,10 +112,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workdir", help="scratch directory (default: a temporary one, removed afterwards)")
     args = parser.parse_args(argv)
     workdir = Path(args.workdir or tempfile.mkdtemp(prefix="linkgraph-bench-floor-"))
-    large = args.edges >= 5_000_000   # the session bench/ingest.py uses for the same records
-    spark_config = {"master": "local[2]", "driver_memory": "4g" if large else "2g",
-                    "shuffle_partitions": 64 if large else 4}
-    config = config_from_dict({"lake": {"path": str(workdir / "lake")}, "spark": spark_config})
+    # the session bench/ingest.py uses for the same records
+    config = config_from_dict({"lake": {"path": str(workdir / "lake")}, "spark": session_config(args.edges)})
     spark = get_spark(config.spark)
     spark.sparkContext.setLogLevel("ERROR")
     use_checkpoint_dir(spark, str(workdir / "checkpoints"))
@@ -130,11 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"generated {spark.read.parquet(source).count()} edge records at {source}", flush=True)
 
         def copy() -> float:
-            started = time.monotonic()
-            spark.read.parquet(source).write.format("delta").mode("overwrite").save(str(workdir / "copy"))
-            seconds = time.monotonic() - started
-            print(f"copy:   {seconds:8.1f} s  (parquet -> delta)", flush=True)
-            return seconds
+            return timed_copy(spark, source, str(workdir / "copy"))
 
         copy()   # the first job of the process pays the JVM's and code generation's warm-up
         copy_before = copy()
