@@ -13,7 +13,9 @@ from __future__ import annotations
 import contextlib
 import importlib
 import json
+import os
 import sys
+import tempfile
 from types import SimpleNamespace
 from unittest import mock
 
@@ -72,8 +74,42 @@ def probe(dag_folder: str, day: str) -> dict:
     return report
 
 
+def exit_code_outcomes(dag_folder: str, day: str) -> dict:
+    """The ``linkgraph`` DAG's ingest task executed against a stand-in ``spark-submit`` (first on
+    the PATH the task builds from its ``spark_home`` param) that exits with a given code: the
+    exception class each code ends the task with ("none" for success)."""
+    try:
+        from airflow.dag_processing.dagbag import DagBag
+    except ImportError:  # Airflow < 3.1
+        from airflow.models.dagbag import DagBag
+    dag = DagBag(dag_folder=dag_folder).dags["linkgraph"]
+    home = tempfile.mkdtemp()
+    os.makedirs(os.path.join(home, "bin"))
+    submit = os.path.join(home, "bin", "spark-submit")
+    with open(submit, "w") as script:
+        script.write('#!/bin/sh\necho "stand-in spark-submit $*"\nexit "$LINKGRAPH_PROBE_EXIT"\n')
+    os.chmod(submit, 0o755)
+    os.environ["AIRFLOW_CONN_SPARK_DEFAULT"] = "spark://local"
+    outcomes = {}
+    for code in (0, 1, 2, 3):
+        os.environ["LINKGRAPH_PROBE_EXIT"] = str(code)
+        task = dag.get_task("ingest").prepare_for_execution()
+        params = {key: dag.params[key] for key in dag.params}
+        params["spark_home"] = home
+        context = {"ds": day, "ds_nodash": day.replace("-", ""), "params": params, "dag": dag, "task": task,
+                   "ti": SimpleNamespace(try_number=1), "run_id": f"scheduled__{day}T00:00:00+00:00"}
+        task.render_template_fields(context)
+        try:
+            task.execute(context)
+            outcomes[str(code)] = "none"
+        except Exception as exc:  # what the task runner would see
+            outcomes[str(code)] = type(exc).__name__
+    return outcomes
+
+
 def main(day: str, report_path: str, *dag_folders: str) -> None:
     report = {folder: probe(folder, day) for folder in dag_folders}
+    report["exit_codes"] = exit_code_outcomes(dag_folders[0], day)
     with open(report_path, "w") as out:
         json.dump(report, out, default=str)
 

@@ -91,7 +91,7 @@ def probe_dagbag(work: Path) -> dict:
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     found = json.loads(report.read_text())
-    return {"dags": found[str(REPO / "jobs" / "airflow")], "bad": found[str(bad)]}
+    return {"dags": found[str(REPO / "jobs" / "airflow")], "bad": found[str(bad)], "exit_codes": found["exit_codes"]}
 
 
 def test_dagbag_loads_both_dags_without_import_errors_or_connection_lookups(dagbag_report):
@@ -120,17 +120,35 @@ def test_spark_submit_tasks_submit_the_step_entry_point_with_the_days_arguments(
     tasks = dagbag_report["dags"]["dags"]["linkgraph"]["tasks"]
     for task_id, task in tasks.items():
         rendered = task["rendered"]
-        assert (task["operator"], task["conn_id"]) == ("SparkSubmitOperator", "spark_default")
+        assert (task["operator"], task["conn_id"]) == ("LinkgraphSubmit", "spark_default")   # a SparkSubmitOperator
         assert rendered["application"] == "/opt/linkgraph/jobs/step.py"
         assert rendered["application_args"][0] == PIPELINE_COMMANDS[task_id]
         assert rendered["packages"] == DELTA_PACKAGE
         assert rendered["py_files"] == f"/opt/linkgraph/dist/linkgraph-{VERSION}-py-files.zip"
         assert rendered["name"] == f"linkgraph-{task_id}-{DAY}"
         assert rendered["application_args"][-4:] == ["--conf", "conf/cluster.yaml", "--lake", "s3a://crawl-lake/linkgraph"]
-    assert tasks["ingest"]["rendered"]["application_args"][1:5] == ["--input", f"s3a://crawl/edges/{DAY}", "--format", "parquet"]
-    assert tasks["personalized_pagerank"]["rendered"]["application_args"][1:3] == ["--topic", "jobs,career,hr"]
-    # a retried reward task reuses the DAG run's id, so it completes the attempt that died
-    assert tasks["reward"]["rendered"]["application_args"][3:5] == ["--run-id", f"scheduled__{DAY}T00:00:00+00:00"]
+    assert tasks["ingest"]["rendered"]["application_args"][1:6] == [
+        "--input", f"s3a://crawl/edges/{DAY}", "--format", "parquet", "--if-present"]
+    assert tasks["ingest_sitemaps"]["rendered"]["application_args"][1:4] == [
+        "--input", f"s3a://crawl/sitemaps/{DAY}", "--if-present"]
+    # a run id per task and day: a retry completes the attempt that died, a re-run of the day
+    # finds its finished run
+    assert tasks["personalized_pagerank"]["rendered"]["application_args"][1:5] == [
+        "--topic", "jobs,career,hr", "--run-id", f"{DAY}-personalized"]
+    assert tasks["pagerank"]["rendered"]["application_args"][1:4] == ["--warm-start", "--run-id", f"{DAY}-pagerank"]
+    assert tasks["reward"]["rendered"]["application_args"][3:8] == [
+        "--signals", f"s3a://crawl/signals/{DAY}", "--if-present", "--run-id", f"{DAY}-reward"]
+
+
+def test_a_usage_error_fails_the_task_without_retries_and_no_input_skips_it(dagbag_report):
+    """The ingest task run by Airflow's operator against a stand-in spark-submit, found through
+    the ``spark_home`` param, exiting with each code."""
+    assert dagbag_report["exit_codes"] == {
+        "0": "none",                      # done
+        "1": "AirflowException",          # retried (``retries``)
+        "2": "AirflowFailException",      # a usage error: failed at once, a retry would fail alike
+        "3": "AirflowSkipException",      # --if-present, no input for the day: skipped
+    }
 
 
 def test_databricks_tasks_are_wheel_tasks_with_an_idempotency_token_per_task_day_and_try(dagbag_report):

@@ -19,13 +19,16 @@ REPO = Path(__file__).resolve().parents[1]
 PIPELINE_UPSTREAM = {
     "ingest": set(),
     "analyze": {"ingest"},
-    "pagerank": {"analyze"},
+    "ingest_sitemaps": {"ingest"},
+    # both replace `pagerank`: the uniform run commits last, so scores and the flags read it
     "personalized_pagerank": {"analyze"},
+    "pagerank": {"analyze", "personalized_pagerank"},
     "reward": {"analyze"},
-    "scores": {"pagerank", "personalized_pagerank", "reward"},
+    "scores": {"ingest_sitemaps", "pagerank", "reward"},
     "compress": {"reward"},
 }
-PIPELINE_COMMANDS = {task: "pagerank" if task == "personalized_pagerank" else task for task in PIPELINE_UPSTREAM}
+PIPELINE_COMMANDS = {task: {"personalized_pagerank": "pagerank", "ingest_sitemaps": "ingest-sitemaps"}.get(task, task)
+                     for task in PIPELINE_UPSTREAM}
 
 
 def load_job(name: str):
@@ -61,6 +64,9 @@ def test_wheel_entry_point_fails_the_run_on_a_non_zero_exit_code(monkeypatch, tm
         wheel_task.main(["ingest", "--input", str(tmp_path / "missing.jsonl"), "--lake", str(tmp_path / "lake")])
     assert stopped.value.code == 2
     assert "input not found" in capsys.readouterr().err
+    # --if-present without the day's input: the task run ends in success (Databricks has no skip)
+    assert wheel_task.main(["ingest", "--input", str(tmp_path / "missing"), "--if-present",
+                            "--lake", str(tmp_path / "lake")]) is None
     monkeypatch.setattr(wheel_task, "cli_main", lambda argv: 0)
     assert wheel_task.main(["analyze"]) is None
 

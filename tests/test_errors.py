@@ -43,6 +43,36 @@ def test_cli_maps_a_missing_input_to_exit_2(tmp_path, capsys):
     assert "not found" in capsys.readouterr().err
 
 
+def test_if_present_a_missing_required_input_exits_3_before_spark_starts(tmp_path, capsys):
+    missing = tmp_path / "2026-11-29"
+    for argv in (["ingest", "--input", str(missing), "--format", "jsonl"], ["ingest-sitemaps", "--input", str(missing)]):
+        assert main([*argv, "--if-present", "--lake", str(tmp_path / "lake")]) == errors.EXIT_NO_INPUT
+        out = capsys.readouterr().out
+        assert "no input at " in out and f"{missing}: nothing to do" in out
+    assert not (tmp_path / "lake").exists()
+
+
+def test_a_rank_run_of_a_given_id_is_found_again_on_the_same_links(spark, tmp_path, capsys):
+    """A scheduler's re-run of a day (``--run-id``) finds the run it finished and writes nothing;
+    once the links change, the same id ranks again."""
+    from delta.tables import DeltaTable
+
+    lake = str(tmp_path / "lake")
+    edges = tmp_path / "edges.jsonl"
+    edges.write_text('{"from_url": "http://www.alpha.com/", "to_url": "http://www.beta.org/"}\n'
+                     '{"from_url": "http://www.beta.org/", "to_url": "http://www.gamma.net/"}\n')
+    assert main(["ingest", "--input", str(edges), "--lake", lake]) == 0
+    assert main(["pagerank", "--run-id", "2026-11-29-pagerank", "--lake", lake]) == 0
+    version = DeltaTable.forPath(spark, f"{lake}/pagerank").history(1).first()["version"]
+    capsys.readouterr()
+    assert main(["pagerank", "--run-id", "2026-11-29-pagerank", "--warm-start", "--lake", lake]) == 0
+    assert "finished before on this links version: nothing run" in capsys.readouterr().out
+    assert DeltaTable.forPath(spark, f"{lake}/pagerank").history(1).first()["version"] == version
+    assert spark.read.format("delta").load(f"{lake}/rank_runs").count() == 1
+    assert {r.run_id for r in spark.read.format("delta").load(f"{lake}/pagerank").collect()} == {"2026-11-29-pagerank"}
+    assert main(["pagerank", "--run-id", "bad id", "--lake", lake]) == EXIT_USAGE
+
+
 @pytest.mark.parametrize("cls", [errors.ScoresError, errors.PruneNotFound, errors.GraphFramesUnavailable])
 def test_usage_errors_are_value_errors(cls):
     assert issubclass(cls, ValueError)
@@ -140,6 +170,25 @@ def test_spark_side_user_errors_exit_2_with_one_line(spark, tmp_path, capsys):
     capsys.readouterr()
     assert main(["pagerank", "--personalization", "no_such_table", "--lake", lake]) == EXIT_USAGE
     assert "--personalization table 'no_such_table' not found" in _one_error_line(capsys, "pagerank")
+
+
+def test_a_table_location_holding_other_data_exits_2_with_one_line_naming_it(spark, tmp_path, capsys):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    edges = tmp_path / "edges.jsonl"
+    edges.write_text('{"from_url": "http://www.alpha.com/", "to_url": "http://www.beta.org/"}\n')
+    parquet_pages, file_links = tmp_path / "a" / "pages", tmp_path / "b" / "links"
+    parquet_pages.mkdir(parents=True)
+    pq.write_table(pa.table({"url": ["http://www.alpha.com/"]}), parquet_pages / "part-00000.parquet")
+    file_links.parent.mkdir()
+    file_links.write_text("not a table\n")
+    for table, what in ((parquet_pages, "a directory of 1 entries without _delta_log"), (file_links, "a file")):
+        assert main(["ingest", "--input", str(edges), "--lake", str(table.parent)]) == EXIT_USAGE
+        line = _one_error_line(capsys, "ingest")
+        assert f"table '{table.name}' cannot be created at {table}: it is {what}, not a Delta table" in line
+    assert [p.name for p in parquet_pages.iterdir()] == ["part-00000.parquet"]     # left as it was
+    assert file_links.read_text() == "not a table\n"
 
 
 def test_import_authority_with_a_wrong_delimiter_keeps_the_source_and_exits_2(spark, tmp_path, capsys):

@@ -135,6 +135,33 @@ def test_properties_sum_to_one_non_negative_relabel_invariant(spark, graph, seed
     assert np.abs(relabelled[perm] - result).max() < 1e-9
 
 
+def test_rank_state_is_kept_per_run_and_a_finished_run_clears_only_its_own(spark, tmp_path):
+    """Two runs (a uniform and a personalised one) checkpointing into one lake: neither
+    overwrites nor clears the other's state; a finished run also drops state older than a day."""
+    from datetime import datetime, timedelta
+
+    from linkgraph.rank import state as rank_state
+
+    lake = Lake(spark, config_from_dict({"lake": {"path": str(tmp_path / "lake")}}).lake)
+    blocks = spark.createDataFrame([(0, b"\x00" * 8), (1, b"\x01" * 8)], "block int, ranks binary")
+    uniform, personal = (DeltaStateStore(lake, "rank_state", key) for key in ("uniform", "personal"))
+    uniform.save(10, blocks, [True], [10])
+    personal.save(20, blocks, [True, False], [20, 7])
+    uniform.save(30, blocks, [True], [30])    # replaces its own rows only
+    assert uniform.load(2)[0] == 30 and personal.load(2)[0] == 20
+    assert lake.read("rank_state").count() == 4
+
+    stale = blocks.select(F.lit("killed-long-ago").alias("run_key"), F.lit(5).alias("iteration"),
+                          F.lit(b"\x01").alias("active"), F.array(F.lit(5)).alias("vector_iterations"), "block", "ranks",
+                          F.lit(datetime.utcnow() - timedelta(days=2)).cast("timestamp").alias("saved_at"))
+    lake.append("rank_state", stale)
+    uniform.clear()
+    assert uniform.load(2) is None
+    assert personal.load(2)[0] == 20
+    assert {r.run_key for r in lake.read("rank_state").collect()} == {"personal"}
+    assert rank_state.STALE_STATE_AFTER == timedelta(days=1)
+
+
 @pytest.mark.drill
 def test_killed_run_resumes_from_checkpoint_with_same_ranks(spark, tmp_path):
     rng = np.random.default_rng(5)

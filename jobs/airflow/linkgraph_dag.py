@@ -5,11 +5,12 @@ the steps' declarations or ``lib/linkgraph/templates/linkgraph_dag.py.tmpl``, no
 
     ingest                after nothing
     analyze               after ingest
-    pagerank              after analyze
+    ingest_sitemaps       after ingest
     personalized_pagerank after analyze
+    pagerank              after analyze, personalized_pagerank
     reward                after analyze
     compress              after reward
-    scores                after pagerank, personalized_pagerank, reward
+    scores                after ingest_sitemaps, pagerank, reward
 
 * ``linkgraph`` submits each job with ``SparkSubmitOperator`` (``spark-submit jobs/step.py <step>`` to the
   cluster of the ``spark_default`` connection, Delta's ``--packages``, the package zip as
@@ -26,23 +27,35 @@ retry or a re-run of a day changes nothing that is already right.
 
 Install ``jobs/airflow/requirements.txt`` in Airflow's environment; copy this file to the DAG folder.
 
-Caveat: ``pagerank`` and ``personalized_pagerank`` both replace the one ``pagerank`` table
-(older runs stay reachable by Delta time travel and in ``rank_runs``), so in parallel the later
-commit is what ``scores`` reads; give personalised vectors a table of their own before relying on both.
+Exit codes: ``linkgraph`` exits 2 on a usage error (config, input, lake state): the task fails
+at once, without retries (a retry would fail the same way); 3 when ``--if-present`` finds no input
+for the day: the task and the tasks after it are skipped (the day's run ends in success with them
+skipped, the lake unchanged).  Any other failure is retried.
+
+``personalized_pagerank`` runs before ``pagerank``: both replace the ``pagerank`` table, so the
+uniform run commits last and ``scores``, the page flags and the next day's ``--warm-start`` read
+it (the personalised vectors stay in ``rank_runs`` and in the table's Delta history).  Each rank
+and reward task's run id follows from the day (``<ds>-pagerank``, ...): a re-run of a day finds
+the run it finished and changes nothing.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.providers.databricks.operators.databricks import DatabricksSubmitRunOperator
 from airflow.sdk import DAG, Param
+from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 
 # Must equal linkgraph.lake.packages.DELTA_PACKAGE (the test checks); linkgraph itself is not imported here.
 DELTA_PACKAGE = "io.delta:delta-spark_4.2_2.13:4.4.0"
 LINKGRAPH_VERSION = "0.1.0"
+# linkgraph's exit codes (linkgraph.errors): a usage error, and no input for the day (--if-present)
+EXIT_USAGE = 2
+EXIT_NO_INPUT = 3
 
 
 @dataclass(frozen=True)
@@ -57,34 +70,75 @@ class Job:
 
 
 JOBS = (
-    Job("ingest", "ingest", ("--input", "{{ params.input_root }}/{{ ds }}", "--format", "{{ params.input_format }}"),
-        upstream=()),
+    Job("ingest", "ingest", (
+        "--input", "{{ params.input_root }}/{{ ds }}",
+        "--format", "{{ params.input_format }}",
+        "--if-present",
+    ), upstream=()),
     Job("analyze", "analyze", (), upstream=("ingest",)),
-    Job("pagerank", "pagerank", ("--warm-start",), upstream=("analyze",)),
-    Job("personalized_pagerank", "pagerank", ("--topic", "{{ params.topic }}"), upstream=("analyze",)),
-    Job("reward", "reward", ("--rounds", "{{ params.reward_rounds }}", "--run-id", "{{ run_id }}"),
+    Job("ingest_sitemaps", "ingest-sitemaps", ("--input", "{{ params.sitemaps_root }}/{{ ds }}", "--if-present"),
+        upstream=("ingest",)),
+    Job("personalized_pagerank", "pagerank", ("--topic", "{{ params.topic }}", "--run-id", "{{ ds }}-personalized"),
         upstream=("analyze",)),
+    Job("pagerank", "pagerank", ("--warm-start", "--run-id", "{{ ds }}-pagerank"),
+        upstream=("analyze", "personalized_pagerank")),
+    Job("reward", "reward", (
+        "--rounds", "{{ params.reward_rounds }}",
+        "--signals", "{{ params.signals_root }}/{{ ds }}",
+        "--if-present",
+        "--run-id", "{{ ds }}-reward",
+    ), upstream=("analyze",)),
     Job("compress", "compress", (), upstream=("reward",)),
-    Job("scores", "scores", (), upstream=("pagerank", "personalized_pagerank", "reward")),
+    Job("scores", "scores", (), upstream=("ingest_sitemaps", "pagerank", "reward")),
 )
 
 COMMON_ARGUMENTS = ("--conf", "{{ params.conf }}", "--lake", "{{ params.lake }}")
+
+
+class LinkgraphSubmit(SparkSubmitOperator):
+    """``SparkSubmitOperator`` that reads linkgraph's exit code (client mode: spark-submit exits
+    with the driver's): 2 fails the task without retries, 3 skips it; other failures propagate
+    (and are retried)."""
+
+    def execute(self, context):
+        try:
+            return super().execute(context)
+        except Exception as exc:
+            process = getattr(self._hook, "_submit_sp", None)
+            code = getattr(process, "returncode", None)
+            if code == EXIT_NO_INPUT:
+                raise AirflowSkipException(f"{self.task_id}: no input for this day (exit {code})") from exc
+            if code == EXIT_USAGE:
+                raise AirflowFailException(f"{self.task_id}: usage error (exit {code}), not retried; "
+                                           "see the log's 'linkgraph ... error:' line") from exc
+            raise
 
 DEFAULT_ARGS = {
     "owner": "linkgraph",
     "retries": 2,
     "retry_delay": timedelta(minutes=10),
     "execution_timeout": timedelta(hours=6),
+    # a task runs when no task before it failed and one succeeded: a day without sitemaps skips
+    # ingest_sitemaps, not scores; a day without edge records skips everything after ingest
+    "trigger_rule": "none_failed_min_one_success",
 }
 
 PARAMS = {
     "input_root": Param("s3a://crawl/edges", type="string", description="daily edge records under <input_root>/<ds>"),
-    "input_format": Param("parquet", enum=["parquet", "jsonl", "csv", "arcs", "dat", "gml"]),
+    "sitemaps_root": Param("s3a://crawl/sitemaps", type="string",
+                           description="the day's sitemaps and feeds under <sitemaps_root>/<ds>, when present"),
+    "signals_root": Param("s3a://crawl/signals", type="string",
+                          description="the day's page signals (JSON lines) under <signals_root>/<ds>, when present"),
+    "input_format": Param("parquet", enum=["parquet", "jsonl", "csv", "arcs", "dat", "gml", "warc", "wat", "ccgraph"]),
     "lake": Param("s3a://crawl-lake/linkgraph", type="string", description="lake holding the Delta tables"),
     "conf": Param("conf/cluster.yaml", type="string", description="linkgraph config YAML as the driver sees it"),
     "topic": Param("jobs,career,hr", type="string", description="topic terms of the personalised PageRank"),
     "reward_rounds": Param(10, type="integer", minimum=0),
 }
+
+
+# the Airflow worker's PATH (read while parsing: no connection or Variable look-up)
+SUBMIT_PATH = os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin")
 
 
 def _wire(tasks: dict[str, object]) -> None:
@@ -110,11 +164,16 @@ with DAG(
         "jobs_dir": Param("/opt/linkgraph/jobs", type="string", description="jobs/*.py on the Airflow worker"),
         "py_files": Param(f"/opt/linkgraph/dist/linkgraph-{LINKGRAPH_VERSION}-py-files.zip", type="string",
                           description="make dist's package zip"),
+        "spark_home": Param("", type="string",
+                            description="Spark's home on the Airflow worker: its bin/spark-submit is used "
+                                        "(empty: spark-submit from the worker's PATH)"),
+        "python": Param("python3", type="string",
+                        description="the Python of the driver and the executors (with linkgraph's dependencies)"),
     },
     tags=["linkgraph", "spark"],
 ) as spark_submit_dag:
     _wire({
-        job.task_id: SparkSubmitOperator(
+        job.task_id: LinkgraphSubmit(
             task_id=job.task_id,
             conn_id="spark_default",
             application="{{ params.jobs_dir }}/step.py",
@@ -122,7 +181,10 @@ with DAG(
             packages=DELTA_PACKAGE,
             py_files="{{ params.py_files }}",
             name=f"linkgraph-{job.task_id}-{{{{ ds }}}}",
-            conf={"spark.sql.session.timeZone": "UTC"},
+            conf={"spark.sql.session.timeZone": "UTC", "spark.pyspark.python": "{{ params.python }}",
+                  "spark.pyspark.driver.python": "{{ params.python }}"},
+            # the provider takes spark-submit from PATH only: Spark's bin first when spark_home is set
+            env_vars={"PATH": "{% if params.spark_home %}{{ params.spark_home }}/bin:{% endif %}" + SUBMIT_PATH},
         )
         for job in JOBS
     })

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from linkgraph import __version__
 from linkgraph.deploy import EMITTERS
-from linkgraph.errors import LinkgraphError, UsageError
+from linkgraph.errors import EXIT_NO_INPUT, LinkgraphError, UsageError
 from linkgraph.lake import names as N
 from linkgraph.lake import paths
 from linkgraph.lake.config import TINY_DATA_SPARK_CONF, Config, load_config
@@ -39,6 +39,7 @@ from linkgraph.steps.registry import (
     input_paths,
     params_from,
     path_fields,
+    required_path,
     with_overrides,
 )
 
@@ -159,16 +160,55 @@ def _step_params(step: Step[Any], args: argparse.Namespace) -> Any:
     """The step's parameters from the command line: input paths as URIs (a missing local one
     stops here, before Spark starts), then the step's own checks."""
     params = params_from(step.params, args)
-    uris = {name: _input_path(getattr(params, name), what) for name, what in path_fields(params)}
-    params = dataclasses.replace(params, **uris)
+    if getattr(args, "if_present", False):
+        uris = {name: paths.to_uri(getattr(params, name)) for name, _ in path_fields(params)}
+        params, missing = _absent_inputs(dataclasses.replace(params, **uris), None)
+        if missing is not None:
+            raise _NoInput(missing)
+    else:
+        uris = {name: _input_path(getattr(params, name), what) for name, what in path_fields(params)}
+        params = dataclasses.replace(params, **uris)
     return step.prepare(params) if step.prepare is not None else params
+
+
+class _NoInput(Exception):
+    """``--if-present`` and a required input path does not exist."""
+
+
+def _absent_inputs(params: Any, spark: Any | None) -> tuple[Any, str | None]:
+    """``--if-present``: the parameters without their missing optional inputs, and the first
+    missing required input (None when every required input is there).  Local paths are checked
+    without Spark (``spark`` None), remote ones through the session's file systems."""
+    for name, what in path_fields(params):
+        path = getattr(params, name)
+        if (paths.local_path(path) is None) == (spark is None) or paths.exists(spark, path):
+            continue
+        if required_path(params, name):
+            return params, path
+        log.info("%s %s does not exist: left out (--if-present)", what, path)
+        params = dataclasses.replace(params, **{name: None})
+    return params, None
+
+
+def _no_input(step: Step[Any], path: str) -> int:
+    print(f"{step.name}: no input at {path}: nothing to do (--if-present)")
+    return EXIT_NO_INPUT
 
 
 def cmd_step(step: Step[Any], args: argparse.Namespace, config: Config, registry: Registry) -> int:
     """Run one registered step (with the steps its subcommand chains before and after it,
     ``Step.before`` and ``Step.then``) and print each report's lines."""
-    params = _step_params(step, args)
+    try:
+        params = _step_params(step, args)
+    except _NoInput as absent:
+        return _no_input(step, str(absent))
     config = with_overrides(config, params)
+    if getattr(args, "if_present", False):
+        from linkgraph.lake.session import get_spark
+
+        params, missing = _absent_inputs(params, get_spark(config.spark))
+        if missing is not None:
+            return _no_input(step, missing)
     ctx = _context(config, *input_paths(params))
     for name in step.before:
         _run_chained(registry[name], ctx.next_step())

@@ -58,12 +58,28 @@ def render_dag(registry: Registry) -> str:
     for step, task, upstream in registry.deployed_tasks():
         arguments = tuple(render_argument(a, AIRFLOW) for a in task.arguments)
         head = f"    Job({_py(task.task_id)}, {_py(step.name)}, {_py(arguments)},"
+        if len(head) > 119:   # one argument pair per line
+            pairs = [", ".join(map(json.dumps, group)) for group in _flag_groups(arguments)]
+            head = (f"    Job({_py(task.task_id)}, {_py(step.name)}, (\n"
+                    + "".join(f"        {pair},\n" for pair in pairs) + "    ),")
         tail = f"upstream={_py(tuple(upstream))}),"
-        jobs.append(f"{head} {tail}" if len(head) + len(tail) < 120 else f"{head}\n        {tail}")
+        last = head.rsplit("\n", 1)[-1]
+        jobs.append(f"{head} {tail}" if len(last) + len(tail) < 120 else f"{head}\n        {tail}")
     text = (_template("linkgraph_dag.py.tmpl").replace("@@JOBS@@", "\n".join(jobs))
             .replace("@@PICTURE@@", _picture(registry))
             .replace("@@DELTA_PACKAGE@@", DELTA_PACKAGE).replace("@@VERSION@@", __version__))
     return text
+
+
+def _flag_groups(arguments: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """Arguments grouped as a flag and its value (a switch alone)."""
+    groups: list[tuple[str, ...]] = []
+    for argument in arguments:
+        if groups and groups[-1][-1].startswith("--") and not argument.startswith("--"):
+            groups[-1] = (*groups[-1], argument)
+        else:
+            groups.append((argument,))
+    return groups
 
 
 def _py(value: str | tuple[str, ...]) -> str:

@@ -23,6 +23,11 @@ def exit_code_of(exc: BaseException) -> int | None:
     return exc.exit_code if isinstance(exc, LinkgraphError) else None
 
 
+# ``--if-present`` and a step's required input path does not exist: nothing was done.  A scheduler
+# reads it as "skipped" (the generated Airflow DAG skips the task and the tasks after it).
+EXIT_NO_INPUT = 3
+
+
 class UsageError(LinkgraphError, ValueError):
     """A problem with what the command was given; the CLI exits with 2."""
 
@@ -41,12 +46,18 @@ class MissingTableError(InputSchemaError):
     """A table the step reads is not in the lake (an earlier step has not run)."""
 
 
+class NotADeltaTable(UsageError):
+    """Where the lake keeps a table there is something else: a file, or a directory of files
+    without a ``_delta_log``; names the path."""
+
+
 class PathNotFound(UsageError):
     """An input path that does not exist (or whose file system is not available); names the path."""
 
 
 class ScoresError(UsageError):
-    """The scores step cannot run as configured (e.g. no seed URLs); the message names the key."""
+    """The scores step cannot run as configured (e.g. a frontier priority the latest rank run
+    cannot give); the message names the key."""
 
 
 class EmptyTeleportError(UsageError):
@@ -59,6 +70,13 @@ class GraphFramesUnavailable(UsageError, RuntimeError):
 
 class PruneNotFound(UsageError):
     """``--undo-prune`` named a run that pruned nothing."""
+
+
+class PruneRefused(UsageError):
+    """A reward run would prune more than ``reward.max_prune_share`` of the pages: refused before
+    any of its results is written, so nothing is pruned.  The run stays unfinished: the next
+    ``linkgraph reward`` completes it under the config then in force (a larger share lets the prune
+    through, ``--no-prune`` finishes it without one)."""
 
 
 class RunNotFinished(UsageError):

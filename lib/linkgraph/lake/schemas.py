@@ -228,6 +228,7 @@ RANK_STATE = StructType(
         StructField("vector_iterations", ArrayType(IntegerType()), False),
         StructField("block", IntegerType(), False),
         StructField("ranks", BinaryType(), False),             # float64[K, block size]
+        StructField("saved_at", TimestampType(), True),        # UTC; state older than a day is dropped
     ]
 )
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from datetime import datetime, timedelta, timezone
 
 import numpy as np
 from pyspark.sql import functions as F
@@ -13,13 +14,19 @@ from linkgraph.rank.engine import BLOCK, StateStore
 
 log = logging.getLogger(__name__)
 
+# A killed run resumes from its state within this long; older state of other runs is dropped by
+# the next run that finishes (a run over another links version never resumes it).
+STALE_STATE_AFTER = timedelta(days=1)
+
 
 class DeltaStateStore(StateStore):
     """Keeps the rank blocks of the last checkpointed iteration of the run ``run_key``.
 
     ``run_key`` identifies the computation (graph version, parameters, teleport vectors), so only
-    a restart of the same computation resumes.  One overwrite commit per checkpoint; the table is
-    emptied when the run finishes.
+    a restart of the same computation resumes.  Each run owns its rows: a checkpoint replaces the
+    rows of its ``run_key`` alone (one ``replaceWhere`` commit), so two runs (a uniform and a
+    personalised one) never overwrite or clear each other's state.  A finished run deletes its own
+    rows and those of runs saved more than ``STALE_STATE_AFTER`` ago (killed, never resumed).
     """
 
     def __init__(self, lake: Lake, table: str, run_key: str):
@@ -33,8 +40,9 @@ class DeltaStateStore(StateStore):
             F.array(*[F.lit(int(v)) for v in vector_iterations]).cast("array<int>").alias("vector_iterations"),
             BLOCK,
             "ranks",
+            F.lit(datetime.now(timezone.utc).replace(tzinfo=None)).cast("timestamp").alias("saved_at"),
         )
-        self.lake.overwrite(self.table, state)
+        self.lake.overwrite(self.table, state, replace_where=self._own_rows())
         log.info("rank state of iteration %d saved to %s", iteration, self.lake.location(self.table))
 
     def load(self, partitions: int):
@@ -50,7 +58,15 @@ class DeltaStateStore(StateStore):
         active = np.frombuffer(head["active"], dtype=bool).copy()
         return int(head["iteration"]), ranks.repartition(partitions, BLOCK), active, list(head["vector_iterations"])
 
+    def _own_rows(self) -> str:
+        return f"run_key = '{self.run_key}'"
+
     def clear(self) -> None:
-        if self.lake.exists(self.table):
-            self.lake.overwrite(self.table, self.lake.spark.createDataFrame([], RANK_STATE))
+        """Delete this run's rows and stale rows of other runs (one commit; none when none match)."""
+        if not self.lake.exists(self.table):
+            return
+        stale = (datetime.now(timezone.utc) - STALE_STATE_AFTER).replace(tzinfo=None)
+        doomed = f"{self._own_rows()} OR saved_at IS NULL OR saved_at < TIMESTAMP '{stale:%Y-%m-%d %H:%M:%S}'"
+        if self.lake.read(self.table).where(doomed).limit(1).count():
+            self.lake.overwrite(self.table, self.lake.spark.createDataFrame([], RANK_STATE), replace_where=doomed)
 

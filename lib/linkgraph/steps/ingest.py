@@ -136,5 +136,5 @@ STEP = Step(
     name="ingest", help="upsert crawl edge records into pages/links/rejects", params=Params, run=run,
     reads=(T.PAGES, T.LINKS), writes=(T.PAGES, T.LINKS, T.REJECTS, T.PAGE_SIGNALS),
     for_run=_for_run, prepare=_with_format,
-    tasks=(Task("ingest", ("--input", "{param:input_root}/{ds}", "--format", "{param:input_format}")),),
+    tasks=(Task("ingest", ("--input", "{param:input_root}/{ds}", "--format", "{param:input_format}", "--if-present")),),
 )

@@ -8,15 +8,17 @@ sum to 1; ``linkgraph.graph.spam``)."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
+import re
 from dataclasses import dataclass, field
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from linkgraph.errors import EmptyTeleportError, MissingTableError
+from linkgraph.errors import EmptyTeleportError, MissingTableError, UsageError
 from linkgraph.inputs import readers
 from linkgraph.lake import schemas as S
 from linkgraph.lake import tables
@@ -65,10 +67,11 @@ class RankRunReport(Report):
     final_l1: float | None
     seconds: float
     resumed_from: int | None = None
+    done_before: bool = False   # a run of this id had finished on the same links version: nothing run
 
     @property
     def rows_written(self) -> int:
-        return self.pages * self.vectors
+        return 0 if self.done_before else self.pages * self.vectors
 
     def exit_code(self, config: Config) -> int:
         return 0 if self.converged else config.rank.not_converged_exit_code
@@ -76,6 +79,8 @@ class RankRunReport(Report):
     def summary(self) -> str:
         state = "converged" if self.converged else "NOT converged (iteration cap reached)"
         resumed = f", resumed from iteration {self.resumed_from}" if self.resumed_from else ""
+        if self.done_before:
+            resumed += ", finished before on this links version: nothing run"
         return (
             f"pagerank run {self.run_id}: engine={self.engine} pages={self.pages} links={self.links_followed} "
             f"vectors={self.vectors} iterations={self.iterations} {state} final_l1={self.final_l1:.3g}{resumed} "
@@ -122,6 +127,20 @@ def _run(ctx: StepContext, personalization: PersonalizationSpec | None = None,
         if cached is not None:
             cached.unpersist()
     return report
+
+
+def finished_run(lake: Lake, run_id: str) -> RankRunReport | None:
+    """The report of run ``run_id`` when ``rank_runs`` records it on the current ``links``
+    version (a re-run of a scheduler's day finds its own run); else None."""
+    if not lake.exists(S.RANK_RUNS_TABLE) or not lake.exists(S.LINKS_TABLE):
+        return None
+    row = (lake.read(S.RANK_RUNS_TABLE)
+           .where((F.col(S.RUN_ID) == run_id) & (F.col("graph_version") == F.lit(lake.version(S.LINKS_TABLE))))
+           .first())
+    if row is None:
+        return None
+    return RankRunReport(run_id, row["engine"], row["iterations"], row["converged"], row["vectors"], row["pages"],
+                         row["links_followed"], row["final_l1_change"], 0.0, row["resumed_from"], done_before=True)
 
 
 def teleport_vectors(lake: Lake, graph: RankGraph, pages: DataFrame, links: DataFrame,
@@ -249,13 +268,26 @@ class Params:
     tol: float | None = option("stop when the L1 change is below this (default 1e-6)", config="rank.tol")
     max_iter: int | None = option("iteration cap (default 100)", config="rank.max_iter")
     warm_start: bool = option("start from the previous run's ranks", default=False)
+    run_id: str | None = option("run id to use (a scheduler's day): a run of this id that finished on the current "
+                                "links version is not run again", metavar="RUN_ID")
 
     def personalization_spec(self) -> PersonalizationSpec:
         return PersonalizationSpec(seeds=comma_groups(self.seeds), topics=comma_groups(self.topic),
                                    table=self.personalization)
 
 
+_RUN_ID = re.compile(r"[A-Za-z0-9._:+-]{1,100}")
+
+
 def run(ctx: StepContext, params: Params) -> RankRunReport:
+    if params.run_id is not None:
+        if not _RUN_ID.fullmatch(params.run_id):
+            raise UsageError(f"--run-id {params.run_id!r}: use 1-100 letters, digits and . _ : + -")
+        ctx = dataclasses.replace(ctx, run_id=params.run_id)
+        done = finished_run(ctx.lake, params.run_id)
+        if done is not None:
+            log.info(done.summary())
+            return done
     return _run(ctx, params.personalization_spec(), warm_start=params.warm_start)
 
 
@@ -268,5 +300,8 @@ STEP = Step(
     reads=(tables.PAGES, tables.LINKS, tables.RANK_STATE, tables.PAGERANK),
     writes=(tables.PAGERANK, tables.RANK_RUNS, tables.RANK_STATE),
     after=("analyze",), for_run=_for_run,
-    tasks=(Task("pagerank", ("--warm-start",)), Task("personalized_pagerank", ("--topic", "{param:topic}"))),
+    # in this order: the uniform run commits `pagerank` last, so flags, scores and the next day's
+    # warm start read it; each task's run id follows from the day, so a re-run finds its run
+    tasks=(Task("personalized_pagerank", ("--topic", "{param:topic}", "--run-id", "{ds}-personalized")),
+           Task("pagerank", ("--warm-start", "--run-id", "{ds}-pagerank"), after=("personalized_pagerank",))),
 )

@@ -80,10 +80,13 @@ class Task:
     """One deployment task of a step (Airflow task, Databricks task): its id and its arguments.
 
     Arguments may hold placeholders that each deployment renders its own way: ``{ds}`` the run's
-    date, ``{run_id}`` the scheduler's run id, ``{param:NAME}`` a deployment parameter."""
+    date, ``{run_id}`` the scheduler's run id, ``{param:NAME}`` a deployment parameter.  ``after``
+    names tasks of the same step this one waits for (two tasks that write the same tables must
+    not run at once)."""
 
     task_id: str
     arguments: tuple[str, ...] = ()
+    after: tuple[str, ...] = ()
 
 
 # What a step does inside `linkgraph run`: its parameters, a line to print instead of running
@@ -122,6 +125,11 @@ class Step(Generic[P]):
         if self.tasks is not None:
             return self.tasks
         return (Task(self.name.replace("-", "_")),) if self.in_pipeline else ()
+
+    def last_tasks(self) -> tuple[Task, ...]:
+        """The deployment tasks no other task of this step waits for: what later steps wait for."""
+        waited_for = {name for task in self.deploy_tasks() for name in task.after}
+        return tuple(task for task in self.deploy_tasks() if task.task_id not in waited_for)
 
 
 def comma_groups(values: Iterable[str] | None) -> list[list[str]]:
@@ -200,6 +208,16 @@ def path_fields(params: Any) -> list[tuple[str, str]]:
     """(field name, what) of every input-path field that is set."""
     return [(f.name, f.metadata["path"]) for f in _fields(type(params))
             if f.metadata["path"] is not None and getattr(params, f.name) is not None]
+
+
+def path_field_names(params: type) -> list[str]:
+    """The names of a parameters dataclass's input-path fields."""
+    return [f.name for f in _fields(params) if f.metadata["path"] is not None]
+
+
+def required_path(params: Any, name: str) -> bool:
+    """Whether the input-path field ``name`` is a required flag."""
+    return any(f.name == name and f.metadata["required"] for f in _fields(type(params)))
 
 
 def input_paths(params: Any) -> list[tuple[str, str]]:
@@ -286,8 +304,8 @@ class Registry:
             step = self[name]
             nearest = self.upstream_steps(name)
             direct = {u for u in nearest if not any(self._reaches(other, u) for other in nearest - {u})}
-            upstream = sorted(task.task_id for before in direct for task in self[before].deploy_tasks())
-            rows.extend((step, task, upstream) for task in step.deploy_tasks())
+            upstream = sorted(task.task_id for before in direct for task in self[before].last_tasks())
+            rows.extend((step, task, [*upstream, *task.after]) for task in step.deploy_tasks())
         return rows
 
 
@@ -299,4 +317,8 @@ def add_subcommands(sub: Any, registry: Registry) -> None:
         parser.add_argument("--conf", help="job config YAML (default: the built-in local defaults, as in "
                                            "conf/local.yaml)")
         parser.add_argument("--lake", help="lake directory holding the Delta tables (overrides lake.path)")
+        if path_field_names(step.params):
+            parser.add_argument("--if-present", action="store_true",
+                                help="a missing input path is no error: without its required input the step "
+                                     "does nothing and exits 3; a missing optional input is left out")
         parser.set_defaults(step=step.name)

@@ -20,7 +20,7 @@ from linkgraph.lake import tables as T
 from linkgraph.lake.config import Config
 from linkgraph.lake.context import Report, StepContext, reasons_text
 from linkgraph.lake.paths import count_files
-from linkgraph.steps.registry import RunPlan, Step, option
+from linkgraph.steps.registry import RunPlan, Step, Task, option
 
 log = logging.getLogger(__name__)
 
@@ -137,5 +137,6 @@ def _for_run(plan: RunPlan, config: Config) -> Params | None:
 STEP = Step(
     name="ingest-sitemaps", params=Params,
     help="upsert sitemap entries (XML, indexes, text, RSS/Atom; plain or gzipped) into `sitemaps`",
-    run=run, reads=(), writes=(T.SITEMAPS, T.REJECTS), after=("ingest",), for_run=_for_run, tasks=(),
+    run=run, reads=(), writes=(T.SITEMAPS, T.REJECTS), after=("ingest",), for_run=_for_run,
+    tasks=(Task("ingest_sitemaps", ("--input", "{param:sitemaps_root}/{ds}", "--if-present")),),
 )
