@@ -181,9 +181,10 @@ def test_crawl_parse_budget_config_keys():
 
 # --- plain WARC with a lying Content-Length ----------------------------------------------------
 
-def plain_record(rid: str, body: bytes, lie: int = 0) -> bytes:
-    """An uncompressed response record whose Content-Length is ``lie`` bytes off."""
-    block = http_response(body)
+def plain_record(rid: str, body: bytes, lie: int = 0, headers: tuple[str, ...] = ()) -> bytes:
+    """An uncompressed response record whose Content-Length is ``lie`` bytes off (HTTP ``headers``
+    after its Content-Type)."""
+    block = http_response(body, headers=("Content-Type: text/html; charset=utf-8", *headers))
     head = (f"WARC/1.1\r\nWARC-Type: response\r\nWARC-Target-URI: http://www.alpha.com/{rid}\r\n"
             f"WARC-Record-ID: <urn:uuid:{rid}>\r\nWARC-Date: 2024-05-18T01:58:10Z\r\n"
             f"Content-Type: application/http; msgtype=response\r\nContent-Length: {len(block) + lie}\r\n\r\n")
@@ -210,6 +211,42 @@ def test_lying_content_length_is_one_reject_and_reading_resumes(lie):
     reject = next(r for r in rows if r["row_kind"] == "rejected")
     third = len(plain_record("1", good_page(1))) + len(plain_record("2", good_page(2), lie))
     assert f"reading resumes at the next record header at offset {third}" in reject["detail"]
+
+
+def swallowing_warc(http_length: bool, gzipped: bool) -> bytes:
+    """Records 1, 2, 3, where record 1's Content-Length takes in record 2: its block ends where
+    record 2's does, and record 2's CRLF CRLF closes it.  ``http_length``: record 1's HTTP
+    message declares its own Content-Length; ``gzipped``: records 1 and 2 in one gzip member."""
+    second = plain_record("2", good_page(2))
+    first = plain_record("1", good_page(1), len(second), (f"Content-Length: {len(good_page(1))}",) if http_length else ())
+    if gzipped:
+        return gzip.compress(first + second, mtime=0) + gzip.compress(plain_record("3", good_page(3)), mtime=0)
+    return first + second + plain_record("3", good_page(3))
+
+
+@pytest.mark.parametrize("gzipped", [False, True])
+@pytest.mark.parametrize("http_length", [True, False])
+def test_a_record_swallowing_the_next_is_a_reject_and_gives_no_link_of_it(http_length, gzipped):
+    rows = rows_of(swallowing_warc(http_length, gzipped))
+    records = [(r["row_kind"], r["record_id"], r["reason"]) for r in rows if r["row_kind"] != "edge"]
+    kept = [3] if gzipped else [2, 3]      # a plain file is read on from the record header inside it
+    assert records == [("rejected", "<urn:uuid:1>", R.MALFORMED_RECORD)] + [("page", f"<urn:uuid:{n}>", None)
+                                                                           for n in kept]
+    assert "its Content-Length takes in the next record" in rows[0]["detail"]
+    edges = [(r["from_url"], r["to_url"]) for r in rows if r["row_kind"] == "edge"]
+    assert edges == [(f"http://www.alpha.com/{n}", f"http://www.alpha.com/from-{n}") for n in kept]
+
+
+def test_records_whose_bodies_mention_warc_headers_are_read_as_usual():
+    """A page quoting a WARC header, and an HTTP body longer than its Content-Length without a record
+    in the rest, are no swallowed records."""
+    quoted = b"<html><body><pre>\r\n\r\nWARC/1.1\r\nWARC-Type: response\r\nContent-Length: 5\r\n\r\n</pre>" \
+             b"<a href='/from-1'>x</a></body></html>"
+    longer = plain_record("2", good_page(2) + b"\r\n\r\nWARC/1.1 trailing bytes",
+                          headers=(f"Content-Length: {len(good_page(2))}",))
+    rows = rows_of(plain_record("1", quoted) + longer)
+    assert [(r["row_kind"], r["record_id"], r["reason"]) for r in rows if r["row_kind"] != "edge"] == [
+        ("page", "<urn:uuid:1>", None), ("page", "<urn:uuid:2>", None)]
 
 
 def test_lying_content_length_of_the_last_record_and_a_cut_file_are_reported():

@@ -11,6 +11,11 @@ crashing:
 * a record of an uncompressed file whose ``Content-Length`` does not end it (the block is not
   followed by CRLF CRLF and the next ``WARC/`` header or the end of the file) -> ``MALFORMED_RECORD``;
   none of it is used and reading resumes at the next ``WARC/1.0``/``WARC/1.1`` line after its headers;
+* a record whose block holds the next record too (its ``Content-Length`` too long by exactly that
+  record: the HTTP message ends, by its own ``Content-Length`` or chunked encoding, before the block
+  does and a ``WARC/1.x`` header line follows; or, without either, the block ends exactly where a
+  ``WARC/1.x`` record inside it ends) -> ``MALFORMED_RECORD``: none of it is used, and in an
+  uncompressed file reading resumes at the record header inside it;
 * data that cannot be decompressed or parsed in the middle of a file -> ``MALFORMED_RECORD``; the
   reader then skips to the next gzip member that decompresses to a ``WARC/`` header and goes on
   (per-record gzip, the norm for WARC files), or gives up on the rest of the file (reported).
@@ -42,6 +47,10 @@ _PLAIN_HEADER_ROOM = 1 << 16
 _WARC_START = b"WARC/"
 _PLAIN_HEADER = re.compile(rb"\nWARC/1\.[01]\r?\n")
 _HEADER_LINE_LENGTH = 12
+_INNER_HEADER = re.compile(rb"\r\n\r\nWARC/1\.[01]\r\n")
+_INNER_CONTENT_LENGTH = re.compile(rb"\r\nContent-Length:[ \t]*([0-9]{1,18})[ \t]*\r\n", re.I)
+_INNER_HEADERS_CHECKED = 16
+_DECLARED_LENGTH = re.compile(r"[0-9]{1,18}")
 
 
 @dataclass
@@ -218,7 +227,7 @@ class _Segment:
         self.open_stream = open_stream
         self.start, self.size, self.is_gzip = start, size, is_gzip
         self.max_payload_bytes = max_payload_bytes
-        self.pending: WarcRecord | None = None
+        self.pending: WarcRecord | ReadProblem | None = None
         self.pending_block_length = 0
         self.last_offset: int | None = None      # offset of the last record whose block was read
         self.current_id: str | None = None
@@ -265,8 +274,16 @@ class _Segment:
                               f"{record.record_type} record {record.record_id} at offset {offset}: block cut off "
                               f"after {len(payload)} of {length} payload bytes", record.record_id, _target_uri(record))
             return None
-        self.pending = _warc_record(record, offset, length, payload)
         self.pending_block_length = block_length
+        inner = _inner_record(record, payload) if payload is not None else None
+        if inner is not None:
+            if not self.is_gzip:
+                return (yield from _resync(check, offset, record, inner, self.size))
+            self.pending = ReadProblem(offset, MALFORMED_RECORD, f"{record.record_type} record {record.record_id} at "
+                                       f"offset {offset}: {inner}; none of it is used", record.record_id,
+                                       _target_uri(record))
+            return False
+        self.pending = _warc_record(record, offset, length, payload)
         return False
 
     def _last(self, stream: BinaryIO):
@@ -275,6 +292,9 @@ class _Segment:
         if pending is None:
             yield ReadProblem(start, TRUNCATED_RECORD, f"{size - start} bytes at offset {start} hold no readable "
                                                        f"WARC record")
+            return None
+        if isinstance(pending, ReadProblem):
+            yield pending
             return None
         try:
             end = (_member_end(stream, pending.offset, _member_cap(self.pending_block_length, self.max_payload_bytes))
@@ -315,6 +335,58 @@ def _warc_record(record, offset: int, length: int, payload: bytes | None) -> War
         http_headers=headers,
         payload=payload,
     )
+
+
+def _http_message_end(payload: bytes, headers: dict[str, str]) -> tuple[int, str] | None:
+    """Where the HTTP message ends in ``payload`` by its own framing, and which: the end of its
+    chunked body, or its ``Content-Length``; None when it declares neither readably."""
+    if "chunked" in headers.get("transfer-encoding", "").lower():
+        position = 0
+        while True:
+            line_end = payload.find(b"\r\n", position)
+            if line_end < 0:
+                return None
+            try:
+                size = int(payload[position:line_end].split(b";", 1)[0].strip(), 16)
+            except ValueError:
+                return None
+            if size == 0:
+                trailers_end = payload.find(b"\r\n\r\n", line_end)
+                return None if trailers_end < 0 else (trailers_end + 4, "chunked encoding")
+            position = line_end + 2 + size + 2
+            if position > len(payload):
+                return None
+    declared = headers.get("content-length", "").strip()
+    return (int(declared), f"Content-Length {declared}") if _DECLARED_LENGTH.fullmatch(declared) else None
+
+
+def _inner_record(record, payload: bytes) -> str | None:
+    """Why the block of an HTTP record holds another WARC record (its ``Content-Length`` took in the
+    next record), else None.  The HTTP message ending early with a ``WARC/1.x`` header line in the
+    rest, or (no framing declared) the block ending exactly where a record inside it ends."""
+    _status, headers = _http_headers(record)
+    if not headers:
+        return None
+    framing = _http_message_end(payload, headers)
+    if framing is not None:
+        end, how = framing
+        if end >= len(payload):
+            return None
+        found = _PLAIN_HEADER.search(b"\n" + payload[end:])
+        if found is None:
+            return None
+        return (f"its HTTP message ends after {end} of its {len(payload)} payload bytes (by its {how}) and a "
+                f"WARC record header follows at payload byte {end + found.start()}: its Content-Length takes in "
+                f"the next record")
+    for checked, found in enumerate(_INNER_HEADER.finditer(payload)):
+        if checked >= _INNER_HEADERS_CHECKED:
+            return None
+        head_end = payload.find(b"\r\n\r\n", found.end() - 2, found.end() + _PLAIN_HEADER_ROOM)
+        length = _INNER_CONTENT_LENGTH.search(payload, found.end() - 2, head_end + 2) if head_end >= 0 else None
+        if length is not None and head_end + 4 + int(length.group(1)) in (len(payload), len(payload) - 4):
+            return (f"its payload ends where the WARC record at payload byte {found.start() + 4} ends: its "
+                    f"Content-Length takes in the next record")
+    return None
 
 
 def _plain_problem(stream: BinaryIO, offset: int, block_length: int, size: int) -> str | None:
