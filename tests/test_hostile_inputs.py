@@ -1,6 +1,6 @@
 """Hostile edge files: line and file bombs, invalid UTF-8 and lone surrogates, huge fields, deep GML,
-symbolic links and hidden files.  Each case asserts the reject reason, the good records kept, and
-bounded time and memory."""
+symbolic links and hidden files, file names holding ``#``, ``?`` or ``%``.  Each case asserts the
+reject reason, the good records kept, and bounded time and memory."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ from linkgraph.lake.config import config_from_dict
 from linkgraph.lake.delta import Lake
 from steps_support import ingest_step
 from test_bad_input import gzip_bomb, run_bounded
+from test_crawl import http_response, warc_record
 
 MiB = 1 << 20
 GiB = 1 << 30
@@ -246,3 +247,31 @@ def test_gml_of_nested_lists_and_a_plain_gml_over_the_cap_stay_in_bounded_memory
     assert result[0] == [["http://www.alpha.com", "http://www.beta.org"]]
     assert result[1] == ["GML: the file ends inside 6000001 open list(s)"]
     assert result[2] == "GML file decompresses to more than 67108864 bytes (not parsed)"
+
+
+# --- file names that are not URI-safe ------------------------------------------------------------
+
+# a name cut at ``#`` or ``?`` would be a missing file, or ``a.jsonl`` read twice
+ODD_NAMES = ("a", "a#b", "c?d", "a.jsonl#2", "e%41f")
+
+
+def test_files_named_with_hash_question_mark_and_percent_are_each_read_once(spark, tmp_path):
+    jsonl, parquet, warc = (tmp_path / name for name in ("jsonl", "parquet", "warc"))
+    for directory in (jsonl, parquet, warc):
+        directory.mkdir()
+    expected = set()
+    for i, name in enumerate(ODD_NAMES):
+        (jsonl / (name if name.endswith("#2") else f"{name}.jsonl")).write_bytes(edge(i))
+        pq.write_table(pa.Table.from_pylist([json.loads(edge(100 + i))]), parquet / f"{name}.parquet")
+        page = f"<html><body><a href='/from-{i}'>link</a></body></html>".encode()
+        (warc / f"{name}.warc.gz").write_bytes(
+            warc_record("response", f"http://www.gamma.net/{i}", http_response(page), f"w{i}"))
+        expected |= {f"http://www.alpha.com/p{i}", f"http://www.beta.org/q{i}", f"http://www.alpha.com/p{100 + i}",
+                     f"http://www.beta.org/q{100 + i}", f"http://www.gamma.net/{i}", f"http://www.gamma.net/from-{i}"}
+    lake = tmp_path / "lake"
+    config = config_from_dict({"lake": {"path": str(lake)}})
+    for directory, fmt in ((jsonl, "jsonl"), (parquet, "parquet"), (warc, "warc")):
+        report = ingest_step(spark, config, str(directory), fmt)
+        assert (report.read, report.rejected, report.upserted) == (len(ODD_NAMES), 0, len(ODD_NAMES)), fmt
+    assert report.records_read == report.pages_parsed == len(ODD_NAMES)
+    assert {row[S.URL] for row in spark.read.format("delta").load(str(lake / S.PAGES_TABLE)).collect()} == expected

@@ -39,9 +39,12 @@ def test_scheme_is_read_from_the_string_never_from_the_disk():
     assert paths.scheme("lake") is None and paths.scheme("/a:b") is None and paths.scheme("C:/x") is None
 
 
-def test_spark_listed_uris_are_decoded_user_paths_are_not():
-    assert paths.local_path("file:/data/a%20b.warc.gz", percent_encoded=True) == "/data/a b.warc.gz"
+def test_file_paths_are_read_as_hadoop_writes_them_escapes_hash_and_question_mark_included():
     assert paths.local_path("file:/data/a%20b.warc.gz") == "/data/a%20b.warc.gz"
+    assert paths.local_path("file:/data/a#b.jsonl") == "/data/a#b.jsonl"
+    assert paths.local_path("file:///data/c?d.jsonl#e") == "/data/c?d.jsonl#e"
+    assert paths.local_path(paths.to_uri("/data/a#b.jsonl")) == "/data/a#b.jsonl"
+    assert paths.local_path("file://host/data/a#b.jsonl") is None
 
 
 def test_missing_local_input_exits_2_naming_it_before_spark_starts(tmp_path, monkeypatch, capsys):

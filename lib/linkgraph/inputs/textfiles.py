@@ -31,6 +31,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any
+from urllib.parse import quote
 
 import pyarrow as pa
 
@@ -94,7 +95,9 @@ def open_raw(path: str, follow_symlinks: bool = False) -> IO[bytes]:
     check_readable_scheme(path)
     from_uri: Callable[[str], tuple[Any, str]] = pa.fs.FileSystem.from_uri
     found = scheme(path) or ""
-    file_system, inner = from_uri(_ARROW_SCHEMES[found] + path[len(found):])
+    # a listed path is written as Hadoop writes it (``#``, ``?``, ``%`` are characters of the name);
+    # pyarrow parses a URI, so they are escaped
+    file_system, inner = from_uri(_ARROW_SCHEMES[found] + ":" + quote(path[len(found) + 1:], safe="/:@"))
     return file_system.open_input_file(inner)
 
 

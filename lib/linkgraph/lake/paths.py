@@ -10,7 +10,8 @@
   checked on the local disk before Spark starts, any other through Spark's Hadoop ``FileSystem``.
 
 Hadoop does not decode percent escapes in a path, so neither does this module: ``file:///a%20b``
-names the file ``/a%20b``, as it does for Spark.
+names the file ``/a%20b``, as it does for Spark.  Nor does it take ``#`` or ``?`` for the start of a
+fragment or a query: ``file:/in/a#b.jsonl`` is the file ``/in/a#b.jsonl``.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import unquote, urlsplit
 
 from linkgraph.errors import PathNotFound, UsageError
 from linkgraph.lake.names import INPUT_FORMATS as FORMATS
@@ -56,21 +56,24 @@ def to_uri(path: str) -> str:
     return "file:" + os.path.abspath(os.path.expanduser(path))
 
 
-def local_path(path: str, percent_encoded: bool = False) -> str | None:
+def local_path(path: str) -> str | None:
     """The local file system path of a plain path or a ``file:`` URI (``file:///x``, ``file:/x``),
-    else None (a remote file system).  ``percent_encoded``: ``path`` is a URI from Spark's own
-    file listing (``binaryFile``'s ``path`` column), whose escapes are decoded; a path as a user
-    wrote it is taken literally, as Hadoop does."""
+    else None (a remote file system).  A ``file:`` path is read as Hadoop reads it (and writes it
+    in its listings, Spark's ``binaryFile`` ``path`` column included): an optional
+    ``//authority``, then the path as it is, escapes, ``#`` and ``?`` included."""
     path = str(path)
     found = scheme(path)
     if found is None:
         return os.path.abspath(os.path.expanduser(path))
     if found != "file":
         return None
-    parts = urlsplit(path)
-    if parts.netloc not in ("", "localhost"):
-        return None
-    return (unquote(parts.path) if percent_encoded else parts.path) or "/"
+    rest = path[len(found) + 1:]
+    if rest.startswith("//") and len(rest) > 2:
+        slash = rest.find("/", 2)
+        authority, rest = (rest[2:], "") if slash < 0 else (rest[2:slash], rest[slash:])
+        if authority not in ("", "localhost"):
+            return None
+    return rest or "/"
 
 
 def display(path: str) -> str:

@@ -1,6 +1,7 @@
 """Opening one input file inside a Spark task and turning it into extraction rows.
 
-Paths come from Spark's file listing (``file:/…`` URIs for local files).  Local files are opened
+Paths come from Spark's file listing (``file:/…`` for local files, written as Hadoop writes them:
+not percent-encoded).  Local files are opened
 directly; any other scheme (``s3://``, ``gs://``, ``hdfs://``, ``abfss://``…) through
 ``pyarrow.fs``, as the text inputs are (``linkgraph.inputs.textfiles.open_raw``).  Files are
 streamed, never loaded whole.
@@ -19,7 +20,7 @@ from linkgraph.lake.paths import local_path
 def opener(path: str):
     """A function returning a new seekable binary stream of ``path`` (a URI from Spark's file
     listing) on each call."""
-    local = local_path(path, percent_encoded=True)
+    local = local_path(path)
     if local is not None:
         return lambda: open(local, "rb")
     return lambda: open_raw(path)
