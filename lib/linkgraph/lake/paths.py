@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from linkgraph.errors import PathNotFound, UsageError
+from linkgraph.errors import NotADeltaTable, PathNotFound, UsageError
 from linkgraph.lake.names import INPUT_FORMATS as FORMATS
 
 if TYPE_CHECKING:
@@ -261,6 +261,36 @@ def table_location(lake_path: str, table: str, catalog: str | None = None, schem
     if schema is not None:
         return ".".join(part for part in (catalog, schema, table) if part)
     return f"{lake_root(lake_path)}/{table}"
+
+DELTA_LOG = "_delta_log"
+
+
+def require_no_foreign_data(spark: SparkSession | None, location: str, table: str) -> None:
+    """Stop with ``NotADeltaTable`` when ``location``, where the lake is about to create ``table``,
+    holds a file or a directory with entries but no ``_delta_log`` (Delta would refuse to create
+    the table there).  Missing, empty, and a directory with a ``_delta_log`` (a table, or one
+    another job is creating) pass."""
+    local = local_path(location)
+    if local is not None:
+        if os.path.isdir(os.path.join(local, DELTA_LOG)) or not os.path.exists(local):
+            return
+        is_dir = os.path.isdir(local)
+        entries = len(os.listdir(local)) if is_dir else 0
+    else:
+        try:
+            hadoop_path, fs = _hadoop_path(spark, location)
+            if fs.exists(hadoop_path.suffix("/" + DELTA_LOG)) or not fs.exists(hadoop_path):
+                return
+            is_dir = bool(fs.getFileStatus(hadoop_path).isDirectory())
+            entries = len(fs.listStatus(hadoop_path)) if is_dir else 0
+        except Exception:  # Py4JJavaError: not reachable from here; creating the table will say why
+            return
+    if is_dir and not entries:
+        return
+    what = f"a directory of {entries} entries without {DELTA_LOG}" if is_dir else "a file"
+    raise NotADeltaTable(f"table '{table}' cannot be created at {display(location)}: it is {what}, not a Delta "
+                         f"table (move it away, or give another --lake)")
+
 
 # --- input formats by file extension ---------------------------------------------------------
 

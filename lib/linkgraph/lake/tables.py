@@ -40,6 +40,7 @@ from linkgraph.lake import keyfilter
 from linkgraph.lake import schemas as S
 from linkgraph.lake.config import RetentionConfig
 from linkgraph.lake.delta import Lake, MergeMetrics
+from linkgraph.lake.paths import require_no_foreign_data
 from linkgraph.lake.rows import one_row
 
 
@@ -82,7 +83,10 @@ class Table:
             raise TypeError(f"table {self.name!r} is written by {self.merge.name}, not {merge.name}")
 
     def ensure(self, lake: Lake) -> None:
-        """Create the table empty unless it exists."""
+        """Create the table empty unless it exists (``NotADeltaTable`` when its location holds
+        other data)."""
+        if not lake.uses_catalog:
+            require_no_foreign_data(lake.spark, lake.location(self.name), self.name)
         lake.ensure(self.name, self.schema, cluster_by=list(self.cluster_by) or None)
 
     def overwrite(self, lake: Lake, rows: DataFrame, built_from: str | None = None) -> None:
