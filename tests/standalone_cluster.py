@@ -104,6 +104,13 @@ class StandaloneCluster:
         self._wait_for_workers()
         return self
 
+    def restart_worker(self, i: int) -> None:
+        """Start worker ``i`` again (after it was killed), registered with the master."""
+        worker_dir = self.work_dir / f"worker-{i}"
+        self._launch(f"worker-{i}-again", "org.apache.spark.deploy.worker.Worker", "--host", LOOPBACK,
+                     "--cores", str(self.cores), "--memory", self.memory, "--webui-port", str(free_port()),
+                     "--work-dir", str(worker_dir), self.master_url)
+
     def master_state(self) -> dict:
         """The master's JSON status (``aliveworkers``, ``workers``, ``activeapps``, …)."""
         with urllib.request.urlopen(f"http://{LOOPBACK}:{self.master_ui_port}/json/", timeout=5) as response:

@@ -27,8 +27,13 @@ def test_plan_at_10_billion_links_prints_the_figures_and_settings(capsys):
     assert int(lines["shuffle_bytes_per_iteration"]) == shuffle_bytes_per_iteration(10**10, 10**9, 1, blocks)
     # the checkpoint holds the compressed ranks only: less than 8 bytes a page
     assert int(lines["checkpoint_bytes"]) < 8e9
-    for key in ("spark.executor.pyspark.memory", "spark.executor.memoryOverhead", "spark.driver.memory"):
+    for key in ("spark.executor.memoryOverhead", "spark.driver.memory"):
         assert lines[key][-1] in "mg" and int(lines[key][:-1]) > 0
+    # Python memory is resident memory inside the overhead, never an address-space limit per worker
+    assert "spark.executor.pyspark.memory" not in lines
+    overhead = int(lines["spark.executor.memoryOverhead"].rstrip("mg")) << (30 if lines[
+        "spark.executor.memoryOverhead"].endswith("g") else 20)
+    assert overhead >= int(lines["python_memory_per_executor"])
     assert int(lines["spark.sql.shuffle.partitions"]) >= 800
 
 
@@ -67,9 +72,9 @@ def test_cluster_config_carries_the_plans_settings(capsys):
     lines = plan_lines(capsys, "--links", "10e9", "--pages", "1e9", "--cores", "400", "--conf", str(conf))
     assert "linkgraph plan --links 10e9 --pages 1e9 --cores 400" in conf.read_text()
     spark = load_config(conf).spark
-    for key in ("spark.executor.cores", "spark.executor.memory", "spark.executor.pyspark.memory",
-                "spark.executor.memoryOverhead"):
+    for key in ("spark.executor.cores", "spark.executor.memory", "spark.executor.memoryOverhead"):
         assert spark.conf[key] == lines[key], key
+    assert "spark.executor.pyspark.memory" not in spark.conf
     assert spark.shuffle_partitions >= int(lines["spark.sql.shuffle.partitions"])
     assert int(spark.driver_memory.rstrip("g")) << 10 >= int(lines["spark.driver.memory"].rstrip("m"))
 

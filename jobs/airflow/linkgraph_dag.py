@@ -116,7 +116,8 @@ class LinkgraphSubmit(SparkSubmitOperator):
 DEFAULT_ARGS = {
     "owner": "linkgraph",
     "retries": 2,
-    "retry_delay": timedelta(minutes=10),
+    # LINKGRAPH_RETRY_DELAY_SECONDS on the Airflow side changes it (a rehearsal on one machine)
+    "retry_delay": timedelta(seconds=int(os.environ.get("LINKGRAPH_RETRY_DELAY_SECONDS", "600"))),
     "execution_timeout": timedelta(hours=6),
     # a task runs when no task before it failed and one succeeded: a day without sitemaps skips
     # ingest_sitemaps, not scores; a day without edge records skips everything after ingest

@@ -20,7 +20,16 @@ Measured constants (``python bench/scale.py``, host-structured generated graphs,
 * ``SEGMENT_BYTES``: Spark's framing of one non-empty (source block, destination block) segment;
 * ``CHECKPOINT_BYTES_PER_PAGE``: bytes per page (one vector) of a reliable checkpoint, which
   holds the rank blocks only, as zstd-compressed byte planes (``engine.pack_rank_record``);
-* ``PYTHON_WORKER_BYTES``: a Python worker with numpy, scipy, pandas and pyarrow loaded.
+* ``PYTHON_WORKER_BYTES``: the resident memory (RSS) of a Python worker once the heaviest step
+  module is imported: ``pyspark.worker``, pandas, pyarrow and ``linkgraph.compress.build`` with its
+  numba kernels, 193 MiB measured (``/proc/self/status`` VmRSS; the rank engine 135 MiB, ingest 129
+  MiB), plus ``ARROW_BATCH_BYTES``, one Arrow batch of ingest's records at their size caps.
+
+Python memory is resident memory and is planned into ``spark.executor.memoryOverhead``; the plan
+never sets ``spark.executor.pyspark.memory``.  Spark enforces that setting as an address-space
+limit (``RLIMIT_AS``) of ``pyspark.memory / cores`` per worker, and a worker's address space is
+368-540 MiB right after those imports (VmSize, measured alike) and grows with every thread arena:
+at any budget a plan could afford per core it kills workers that use far less memory.
 """
 
 from __future__ import annotations
@@ -42,7 +51,8 @@ SHUFFLE_BYTES_PER_ENTRY = 8.5
 RANK_SHUFFLE_BYTES_PER_PAGE = 8.0
 SEGMENT_BYTES = 71
 CHECKPOINT_BYTES_PER_PAGE = 7.0
-PYTHON_WORKER_BYTES = 160 * MIB
+PYTHON_WORKER_BYTES = 193 * MIB
+ARROW_BATCH_BYTES = 64 * MIB    # 10,000 records (spark.sql.execution.arrow.maxRecordsPerBatch) at ~5.6 kB
 
 # layout arithmetic (no measurement)
 PACK_SHUFFLE_BYTES_PER_LINK = 24     # (sb, db, s, d: int32; w: float64) rows grouped into chunks
@@ -108,7 +118,6 @@ class Plan:
             f"compress_shuffle_bytes={self.compress_shuffle_bytes}",
             f"spark.executor.cores={i.executor_cores}",
             f"spark.executor.memory={spark_size(self.executor_memory)}",
-            f"spark.executor.pyspark.memory={spark_size(self.python_memory_per_executor)}",
             f"spark.executor.memoryOverhead={spark_size(self.memory_overhead)}",
             f"spark.sql.shuffle.partitions={self.shuffle_partitions}",
             f"spark.driver.memory={spark_size(self.driver_memory)}",
@@ -170,12 +179,13 @@ def make_plan(inputs: PlanInputs, params: RankParams) -> Plan:
     checkpoint = 0 if blocks.single_task else int(k * n * CHECKPOINT_BYTES_PER_PAGE)
     executors = max(1, math.ceil(inputs.cores / inputs.executor_cores))
     # a task: its block's values and their arrays, its outgoing partials, its incoming sums
-    python_task = (PYTHON_WORKER_BYTES + PYTHON_COPIES * per_task + LINK_BYTES * k * math.ceil(e / b)
-                   + 8 * k * math.ceil(n / b))
+    python_task = (PYTHON_WORKER_BYTES + ARROW_BATCH_BYTES + PYTHON_COPIES * per_task
+                   + LINK_BYTES * k * math.ceil(e / b) + 8 * k * math.ceil(n / b))
     python_executor = python_task * inputs.executor_cores
     # the packed links are cached once (MEMORY_AND_DISK): their executor's share, plus shuffle buffers
     executor_memory = JVM_BASE_BYTES + math.ceil(packed / executors) + inputs.executor_cores * per_task
-    overhead = max(MIN_OVERHEAD_BYTES, executor_memory // 10)
+    # off-heap: the JVM's 10 % and the Python workers' resident memory (module docstring)
+    overhead = max(MIN_OVERHEAD_BYTES, executor_memory // 10) + python_executor
     # two iterations' shuffle files live at once, plus the cached links spilled to disk; or the
     # (src, dst) pairs compress shuffles, whichever is more
     compress_shuffle = COMPRESS_SHUFFLE_BYTES_PER_LINK * e
