@@ -233,7 +233,8 @@ def test_killed_reward_rerun_without_run_id_equals_a_clean_run(spark, tmp_path, 
     ``--run-id``: the rerun takes over the killed run's lease at once (its process is gone) and
     completes that run instead of applying new rounds on top of its scores.  Every table equals
     the one a clean run writes on a lake built the same way."""
-    reward = {"seeds": ["http://www.site0.com/p0", "http://www.site5.com/p3"], "rounds": 3}
+    reward = {"seeds": ["http://www.site0.com/p0", "http://www.site5.com/p3"], "rounds": 3,
+              "max_prune_share": 1.0}   # the prune is part of what the rerun must complete
     source = write_jsonl(tmp_path / "crawl.jsonl", crawl_records())
     lakes = {name: tmp_path / name for name in ("killed", "clean")}
     confs = {name: write_conf(tmp_path / f"{name}.yaml", lake, reward=reward) for name, lake in lakes.items()}

@@ -322,6 +322,9 @@ SIGNALS = [
      "fetched_at": "2026-01-01T00:00:00Z"},
 ]
 
+# the seed of the small lake, and a prune of any share of its pages let through
+PRUNING = {"seeds": ["https://jobs.example.com"], "max_prune_share": 1.0}
+
 
 def _small_lake(spark, lake_dir) -> None:
     """pages and links of the five pages above (every link INTERNAL/EXTERNAL, position unknown)."""
@@ -388,7 +391,7 @@ def test_reward_step_prunes_pages_with_their_links_and_undoes_it(spark, tmp_path
     from linkgraph.lake.context import StepContext
     from linkgraph.steps import reward as reward_step_module
 
-    config = config_from_dict({"lake": {"path": str(lake_dir)}, "reward": {"seeds": ["https://jobs.example.com"]}})
+    config = config_from_dict({"lake": {"path": str(lake_dir)}, "reward": PRUNING})
     assert main(["reward", "--lake", str(lake_dir)]) == 2  # no pages/links yet: one clear message
     _small_lake(spark, lake_dir)
     signals = tmp_path / "signals.jsonl"
@@ -449,7 +452,7 @@ def test_an_undo_dying_after_each_of_its_commits_is_completed_by_its_rerun(spark
     from linkgraph.lake.context import StepContext
     from linkgraph.steps import reward as reward_step_module
 
-    config = config_from_dict({"lake": {"path": str(lake_dir)}, "reward": {"seeds": ["https://jobs.example.com"]}})
+    config = config_from_dict({"lake": {"path": str(lake_dir)}, "reward": PRUNING})
     _small_lake(spark, lake_dir)
     signals = tmp_path / "signals.jsonl"
     signals.write_text("".join(json.dumps(r) + "\n" for r in SIGNALS))
@@ -466,6 +469,84 @@ def test_an_undo_dying_after_each_of_its_commits_is_completed_by_its_rerun(spark
     undone, commits = _finish(monkeypatch, undo)
     assert commits == []                                 # nothing left to do
     _assert_undone(spark, lake_dir, undone)
+
+
+def test_a_run_without_seeds_or_signals_scores_every_page_and_prunes_nothing(spark, lake_dir, capsys):
+    """An edges-only lake on its first run: no seed, no page signals, no earlier scores.  Every
+    page scores 0, below the delete threshold, yet the scores tell no page from another: the run
+    writes them, prunes nothing and says why in one line."""
+    from linkgraph.cli import main
+
+    _small_lake(spark, lake_dir)
+    assert main(["reward", "--lake", str(lake_dir), "--rounds", "2"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("pruned nothing: no page scored above 0 (seeds=0, pages with signals=0, earlier scores=0)") == 1
+
+    def lake(table: str):
+        return spark.read.format("delta").load(str(lake_dir / table))
+
+    assert lake(S.PAGES_TABLE).count() == len(PAGES) and lake(S.LINKS_TABLE).count() == len(LINKS)
+    assert {r[S.PAGE_ID]: r[S.SCORE] for r in lake(S.REWARD_SCORES_TABLE).collect()} == dict.fromkeys(range(5), 0.0)
+    assert not (lake_dir / S.PRUNED_PAGES_TABLE).exists()
+    assert [r[S.ROUND] for r in lake(S.REWARD_RUNS_TABLE).orderBy(S.ROUND).collect()] == [0, 1, 2]   # finished
+    assert "pruned_pages=0 pruned_links=0" in out
+
+
+def test_a_prune_of_more_than_max_prune_share_is_refused_and_nothing_is_pruned(spark, tmp_path, lake_dir, capsys):
+    """The prune of the small lake takes 2 of its 5 pages (40%): with ``reward.max_prune_share``
+    0.3 the run stops with exit 2 and one line naming the counts and the key, before it writes any
+    result, so pages, links and the prune's tables are as they were.  The run stays unfinished: the
+    next start with ``--no-prune`` completes that run, pruning nothing."""
+    import yaml
+    from delta.tables import DeltaTable
+
+    from linkgraph.cli import main
+    from linkgraph.errors import PruneRefused, UsageError
+
+    assert issubclass(PruneRefused, UsageError)
+    _small_lake(spark, lake_dir)
+    signals = tmp_path / "signals.jsonl"
+    signals.write_text("".join(json.dumps(r) + "\n" for r in SIGNALS))
+    conf = tmp_path / "reward.yaml"
+    conf.write_text(yaml.safe_dump({"lake": {"path": str(lake_dir)},
+                                    "reward": {**PRUNING, "max_prune_share": 0.3}}))
+
+    def lake(table: str):
+        return spark.read.format("delta").load(str(lake_dir / table))
+
+    def version(table: str) -> int:
+        return DeltaTable.forPath(spark, str(lake_dir / table)).history(1).first()["version"]
+
+    pages_version, links_version = version(S.PAGES_TABLE), version(S.LINKS_TABLE)
+    capsys.readouterr()
+    assert main(["reward", "--conf", str(conf), "--rounds", "2", "--signals", str(signals)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert "refused to prune 2 of 5 pages (40.0%, more than reward.max_prune_share=0.3)" in err
+    assert (version(S.PAGES_TABLE), version(S.LINKS_TABLE)) == (pages_version, links_version)
+    assert lake(S.PAGES_TABLE).count() == len(PAGES) and lake(S.LINKS_TABLE).count() == len(LINKS)
+    for table in (S.PRUNED_PAGES_TABLE, S.REWARD_SCORES_TABLE, S.REWARD_RUNS_TABLE, S.FEEDS_TABLE):
+        assert not (lake_dir / table).exists(), table
+    (refused,) = [r[S.RUN_ID] for r in lake(S.STEP_RUNS_TABLE).collect()]
+
+    assert main(["reward", "--conf", str(conf), "--rounds", "2", "--no-prune"]) == 0
+    assert f"reward run {refused} had not finished: completed it" in capsys.readouterr().out
+    assert lake(S.PAGES_TABLE).count() == len(PAGES) and lake(S.LINKS_TABLE).count() == len(LINKS)
+    assert {r[S.RUN_ID] for r in lake(S.REWARD_RUNS_TABLE).collect()} == {refused}
+    assert lake(S.REWARD_SCORES_TABLE).count() == len(PAGES)
+
+
+def test_max_prune_share_is_a_fraction_and_the_shipped_configs_keep_it_small():
+    from pathlib import Path
+
+    from linkgraph.lake.config import load_config
+
+    assert Config().reward.max_prune_share == 0.05
+    conf = Path(__file__).resolve().parents[1] / "conf"
+    assert {load_config(conf / name).reward.max_prune_share for name in ("local.yaml", "cluster.yaml")} == {0.05}
+    for bad in (-0.1, 1.5):
+        with pytest.raises(ConfigError, match=r"reward\.max_prune_share must be in \[0, 1\]"):
+            config_from_dict({"reward": {"max_prune_share": bad}})
 
 
 def _comparable(df):
@@ -504,7 +585,7 @@ def test_a_reward_run_rerun_without_run_id_after_dying_after_each_commit_equals_
     lake_dir, reference = tmp_path / "lake", tmp_path / "reference"
 
     def run(lake, run_id=None):   # an attempt in a new process: new start time and run id
-        config = config_from_dict({"lake": {"path": str(lake)}, "reward": {"seeds": ["https://jobs.example.com"]}})
+        config = config_from_dict({"lake": {"path": str(lake)}, "reward": PRUNING})
         ctx = StepContext.create(spark, config)
         return reward_step_module.run(ctx, reward_step_module.Params(rounds=2, signals=str(signals), run_id=run_id))
 
@@ -569,7 +650,7 @@ def test_an_ingest_racing_a_prune_leaves_no_link_to_a_pruned_page(spark, tmp_pat
     _small_lake(spark, lake_dir)
     signals = tmp_path / "signals.jsonl"
     signals.write_text("".join(json.dumps(r) + "\n" for r in SIGNALS))
-    config = config_from_dict({"lake": {"path": str(lake_dir)}, "reward": {"seeds": ["https://jobs.example.com"]},
+    config = config_from_dict({"lake": {"path": str(lake_dir)}, "reward": PRUNING,
                                "reliability": {"conflict_backoff_seconds": 0.0}})
 
     def one_link(name: str, to_url: str) -> str:

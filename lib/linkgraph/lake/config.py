@@ -408,7 +408,9 @@ class RewardConfig:
     regex, searched in the canonical feed URL) restricts which feed links count; null: all.
     A page new to the scores starts with ``new_page_fraction`` of each scored source's score times
     its weight share of that source's out-links (a seed page: ``seed_score`` plus that).  After the
-    rounds, pages below ``delete_threshold`` are pruned (unless ``prune`` is false) except seeds.
+    rounds, pages below ``delete_threshold`` are pruned (unless ``prune`` is false) except seeds;
+    a run in which no page scored above 0 prunes nothing, and a prune of more than
+    ``max_prune_share`` of the pages is refused (the run stops with exit 2, nothing pruned).
     ``in_run``: whether ``linkgraph run`` ranks by reward: ``sample`` (only on the built-in
     sample), ``always`` or ``never``.
     """
@@ -430,6 +432,7 @@ class RewardConfig:
     seed_score: float = 1.0
     delete_threshold: float = 0.01
     prune: bool = True
+    max_prune_share: float = 0.05
     in_run: str = "sample"
 
     def __post_init__(self) -> None:
@@ -447,7 +450,7 @@ class RewardConfig:
             object.__setattr__(self, name, weights)  # the loader hands mapping values over as strings
         if self.rounds < 0:
             raise ConfigError("reward.rounds must not be negative")
-        for name in ("send_fraction", "forget_rate", "new_page_fraction"):
+        for name in ("send_fraction", "forget_rate", "new_page_fraction", "max_prune_share"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ConfigError(f"reward.{name} must be in [0, 1]")
         for name in ("new_feed_points", "known_feed_points", "seed_score", "delete_threshold"):

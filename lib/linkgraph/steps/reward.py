@@ -12,7 +12,12 @@ Delta commits one table at a time, so a run is a sequence of single-table transa
 such that every committed state is consistent and a killed run heals on the next start:
 
 1. ``page_signals`` and ``rejects`` (when ``--signals`` is given): idempotent MERGEs.
-2. ``reward_scores`` replaced: every page's score except the pages about to be pruned.
+2. ``reward_scores`` replaced: every page's score except the pages about to be pruned.  Before
+   it, the prune is decided: none when no page scored above 0 (the scores cannot tell pages
+   apart: no seed, no rewarded signal, no earlier score), and a prune of more than
+   ``reward.max_prune_share`` of the pages is refused (``PruneRefused``, exit 2) here, before
+   the run's first result is written: nothing of the prune is committed, and the run stays
+   unfinished for the next start to complete under the config then in force.
 3. ``feeds`` MERGE: discovered feeds inserted, ``last_seen_at`` of the others moved on.
 4. ``pruned_pages`` insert: the audit record (ids, urls, scores, the versions of ``pages`` and
    ``links`` read before the deletes) is written *before* anything is deleted.
@@ -66,7 +71,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from linkgraph import urls
-from linkgraph.errors import ConfigError, PruneNotFound, RunNotFinished, UsageError
+from linkgraph.errors import ConfigError, PruneNotFound, PruneRefused, RunNotFinished, UsageError
 from linkgraph.inputs import signals as SG
 from linkgraph.lake import schemas as S
 from linkgraph.lake import tables as T
@@ -142,6 +147,7 @@ class RewardReport(Report):
     pruned_links: int = 0
     total_score: float = 0.0
     rewards_enabled: bool = True
+    prune_skipped: str | None = None   # why a run that would prune pruned nothing
     history: list[R.RoundStat] = field(default_factory=list)
     signals: SignalsReport | None = None
     completed_for: str | None = None   # the run id this start was given, when it completed another run
@@ -154,7 +160,9 @@ class RewardReport(Report):
     def lines(self) -> list[str]:
         taken_over = ([f"reward run {self.run_id} had not finished: completed it instead of starting run "
                        f"{self.completed_for}"] if self.completed_for else [])
-        return [*taken_over, *([self.signals.summary()] if self.signals is not None else []), self.summary()]
+        skipped = [self.prune_skipped] if self.prune_skipped else []
+        return [*taken_over, *([self.signals.summary()] if self.signals is not None else []), *skipped,
+                self.summary()]
 
     def summary(self) -> str:
         rewards = "" if self.rewards_enabled else " (rewards off)"
@@ -425,11 +433,13 @@ def _write_results(ctx: StepContext, cache: _Cache, inputs: _Inputs, final: Data
                    discovered: DataFrame | None, report: RewardReport, started_at: datetime) -> None:
     """``reward_scores`` (without the pages about to be pruned), ``feeds``, then the prune."""
     rc, lake = ctx.config.reward, ctx.lake
-    doomed = cache.keep(R.prune_candidates(final, inputs.seed_ids, rc.delete_threshold) if rc.prune
+    prune = rc.prune and _prune_has_evidence(final, report)
+    doomed = cache.keep(R.prune_candidates(final, inputs.seed_ids, rc.delete_threshold) if prune
                         else final.limit(0).select(S.PAGE_ID, S.SCORE))
     report.pruned_pages = doomed.count()
     kept_scores = final.join(doomed.select(S.PAGE_ID), on=S.PAGE_ID, how="left_anti")
     if not _scores_of_run(lake, report.run_id):   # a retry after this commit does not commit it again
+        _refuse_a_large_prune(report, rc.max_prune_share)
         T.REWARD_SCORES.overwrite(lake, kept_scores.join(inputs.pages, on=S.PAGE_ID, how="left").select(
             S.PAGE_ID, S.URL, S.SCORE, F.lit(report.run_id).alias(S.RUN_ID)))
     report.total_score = float(one_row(kept_scores.agg(F.sum(S.SCORE)))[0] or 0.0)
@@ -437,6 +447,31 @@ def _write_results(ctx: StepContext, cache: _Cache, inputs: _Inputs, final: Data
         _record_feeds(lake, signals, discovered, rc.feed_url_pattern, report.run_id, started_at)
     if report.pruned_pages:
         report.pruned_links = _record_prune(lake, cache, doomed, inputs, report.run_id, started_at)
+
+
+def _prune_has_evidence(final: DataFrame, report: RewardReport) -> bool:
+    """Whether the scores can tell pages apart: some page scored above 0.  When none did (no seed
+    page, no reward from page signals, no earlier score), every page is below any positive threshold
+    and a prune would delete the whole lake: the run prunes nothing and says why in one line."""
+    if (one_row(final.agg(F.max(S.SCORE)))[0] or 0.0) > 0.0:
+        return True
+    report.prune_skipped = (
+        f"reward run {report.run_id}: pruned nothing: no page scored above 0 (seeds={report.seeds}, "
+        f"pages with signals={report.pages_with_signals}, earlier scores="
+        f"{report.history[0].total_score_before if report.history else 0.0:.6g}); a prune needs seeds, "
+        f"page signals or earlier scores")
+    log.warning(report.prune_skipped)
+    return False
+
+
+def _refuse_a_large_prune(report: RewardReport, max_share: float) -> None:
+    """Stop the run (``PruneRefused``, exit 2) before its first result is written when it would
+    prune more than ``max_share`` of its pages."""
+    if report.pruned_pages and report.pruned_pages > max_share * report.pages:
+        raise PruneRefused(
+            f"reward run {report.run_id}: refused to prune {report.pruned_pages} of {report.pages} pages "
+            f"({report.pruned_pages / report.pages:.1%}, more than reward.max_prune_share={max_share:g}); "
+            f"nothing pruned: raise reward.max_prune_share or run with --no-prune to finish this run")
 
 
 def _scores_of_run(lake: Lake, run_id: str) -> bool:
