@@ -207,6 +207,38 @@ def test_scores_rerun_with_same_inputs_writes_nothing(scored, spark):
     assert lake.version(S.SEED_SCORES_TABLE) == version
 
 
+def test_scores_without_seeds_writes_page_flags_and_a_frontier_of_every_uncrawled_page(spark, tmp_path, capsys):
+    """``linkgraph scores`` with ``scores.seeds: []`` and no ``--seeds`` on a lake with pages, links
+    and a rank run: exit 0; flags first, then seed scores without hop depth (every page in scope,
+    scope score 1) and a frontier of the uncrawled pages (no out-link) by seed score."""
+    from linkgraph.cli import main
+    from steps_support import pagerank_step
+
+    edges = [_edge("a.com/", "a.com/1"), _edge("a.com/", "a.com/2"), _edge("a.com/1", "a.com/2"),
+             _edge("b.org/", "a.com/2"), _edge("b.org/", "c.net/x")]
+    (tmp_path / "edges.jsonl").write_text("".join(json.dumps(e) + "\n" for e in edges))
+    config = config_from_dict({"lake": {"path": str(tmp_path / "lake")}})
+    assert config.scores.seeds == []
+    ingest_step(spark, config, str(tmp_path / "edges.jsonl"), "jsonl")
+    analyze.run(StepContext.create(spark, config), analyze.Params())
+    pagerank_step(spark, config)
+    capsys.readouterr()
+
+    assert main(["scores", "--lake", str(tmp_path / "lake")]) == 0
+    assert "scores run " in capsys.readouterr().out
+    lake = Lake(spark, config.lake)
+    assert lake.read(S.PAGE_FLAGS_TABLE).count() == lake.read(S.PAGES_TABLE).count() == 5
+    rows = {r[S.URL]: r.asDict() for r in lake.read(S.SEED_SCORES_TABLE).collect()}
+    assert len(rows) == 5
+    assert all(r[S.IN_SCOPE] and r[S.SCOPE_SCORE] == 1.0 and r[S.HOP_DEPTH] is None and r["depth_term"] == 0.0
+               for r in rows.values())
+    frontier = [r.asDict() for r in lake.read(S.FRONTIER_TABLE).orderBy("position").collect()]
+    # uncrawled: a.com/2 (three in-links, the most) and c.net/x (one)
+    assert [r[S.URL] for r in frontier] == ["http://a.com/2", "http://c.net/x"]
+    assert [r[S.PRIORITY] for r in frontier] == [rows[r[S.URL]][S.SEED_SCORE] for r in frontier]
+    assert frontier[0][S.PRIORITY] > frontier[1][S.PRIORITY]
+
+
 def test_hop_search_stops_after_max_depth_rounds_broadcast_or_shuffled(spark):
     """A chain 0 -> 1 -> ... -> 9 with a side branch 1 -> 20 -> 21: only depths up to the limit,
     in at most limit + 1 rounds, the same whether the frontier is broadcast or shuffled."""

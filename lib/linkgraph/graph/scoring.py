@@ -19,6 +19,10 @@
   registered domain, 0.3 on a domain one hop from a seed domain in ``domain_links``, 0.1 further
   or unreachable.  Strategy ``registered_domain`` gives 0 beyond the seeds' domains, ``host`` 0
   beyond the seeds' hosts.  ``depth_factor`` = max(0, 1 − hop_depth / max_depth), 0 when null.
+
+Without seed URLs there is no focus to measure scope from (:func:`unscoped_columns`): hop_depth
+and domain_hops are null (depth_term 0), and domain_affinity, depth_factor and scope_score are 1,
+so every page is in scope and the frontier is every uncrawled page in priority order.
 """
 
 from __future__ import annotations
@@ -217,26 +221,40 @@ def scope_columns(scored: DataFrame, nodes: DataFrame, seed_hosts: list[str], ho
     )
 
 
+def unscoped_columns(scored: DataFrame) -> DataFrame:
+    """The scope columns of a run without seeds: domain_hops null; domain_affinity, depth_factor
+    and scope_score 1; every page in scope."""
+    return (
+        scored.withColumn("domain_hops", F.lit(None).cast("int"))
+        .withColumn("domain_affinity", F.lit(1.0))
+        .withColumn("depth_factor", F.lit(1.0))
+        .withColumn(S.SCOPE_SCORE, F.lit(1.0))
+        .withColumn(S.IN_SCOPE, F.lit(True))
+    )
+
+
 def frontier_candidates(seed_scores: DataFrame, crawled: DataFrame) -> DataFrame:
     """In-scope pages not yet crawled (``crawled``: page_id of pages fetched already)."""
     return seed_scores.where(F.col(S.IN_SCOPE)).join(crawled, on=S.PAGE_ID, how="left_anti")
 
 
 def sitemap_only_candidates(sitemaps: DataFrame, pages: DataFrame, seed_scores: DataFrame, weights: dict[str, float],
-                            max_depth: int, threshold: float) -> DataFrame:
+                            max_depth: int, threshold: float, seeded: bool = True) -> DataFrame:
     """In-scope URLs that a sitemap lists but no crawled link has reached (absent from ``pages``).
 
     A sitemap entry counts as a link from its host's root page (``scheme://host/``): its
     hop_depth is the root's plus one and it shares the root's domain authority and affinity; it
     has no in-links and its own sitemap priority.  URLs whose root page is not a scored page
     cannot be placed and are left out.  Rows have the seed-score columns and a null page_id.
+    Without seeds (``seeded`` false) the depth factor is 1, as for every page (:func:`unscoped_columns`).
     """
     listed = sitemaps.join(pages.select(S.URL), on=S.URL, how="left_anti").select(
         S.URL, F.col(S.PRIORITY).alias("sitemap_priority"),
         F.regexp_extract(S.URL, r"^(https?://[^/]+/)", 1).alias("_root"))
     roots = seed_scores.select(F.col(S.URL).alias("_root"), F.col(S.HOP_DEPTH).alias("_root_depth"),
                                S.DOMAIN_AUTHORITY, "domain_hops", "domain_affinity")
-    depth_factor = F.coalesce(F.greatest(F.lit(0.0), 1.0 - F.col(S.HOP_DEPTH) / F.lit(float(max_depth))), F.lit(0.0))
+    depth_factor = (F.coalesce(F.greatest(F.lit(0.0), 1.0 - F.col(S.HOP_DEPTH) / F.lit(float(max_depth))), F.lit(0.0))
+                    if seeded else F.lit(1.0))
     scored = (
         listed.join(roots, on="_root", how="inner")
         .withColumn(S.HOP_DEPTH, (F.col("_root_depth") + 1).cast("int"))

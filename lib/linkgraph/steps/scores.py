@@ -1,10 +1,13 @@
 """``linkgraph scores``: seed scores with their scope decision (one row per page per run in
 ``seed_scores``) and the current ``frontier``.
 
-Needs ``scores.seeds`` (or ``seeds``); uses domain analysis, sitemaps, external authority, the
-page flags ``flags`` wrote (it runs after ``flags``; the ``scores`` subcommand runs ``flags``
-first, ``Step.before``) and rank/reward scores where those tables exist.  Nothing is written when
-every output records the current inputs.
+Seeds come from ``--seeds`` or ``scores.seeds``.  Without any, there is no focus to measure hop
+depth and scope from: every page gets its in-link, authority and sitemap terms (hop depth null,
+depth term 0), is in scope with scope score 1 (``linkgraph.graph.scoring.unscoped_columns``), and
+the frontier holds every uncrawled page in priority order.  Uses domain analysis, sitemaps,
+external authority, the page flags ``flags`` wrote (it runs after ``flags``; the ``scores``
+subcommand runs ``flags`` first, ``Step.before``) and rank/reward scores where those tables exist.
+Nothing is written when every output records the current inputs.
 """
 
 from __future__ import annotations
@@ -76,9 +79,9 @@ def _run(ctx: StepContext, seeds: list[str] | None = None) -> ScoresReport:
     lake = ctx.lake
     lake.require(S.PAGES_TABLE, S.LINKS_TABLE)
     seeds = list(seeds if seeds is not None else ctx.config.scores.seeds)
-    if not seeds:
-        raise ScoresError("scores.seeds is empty: hop depth, scope and the frontier are measured from seed URLs")
     canonical = canonical_seed_urls(seeds, "scores.seeds")
+    if not canonical:
+        log.info("scores: no seed URLs (scores.seeds, --seeds): every page is in scope, without hop depth")
     flags_run = flags_of_rank_run(lake)
     seed_urls = sorted(str(s.url) for s in canonical)
     inputs = scores_inputs(lake, ctx.config, latest_rank_run_id(lake)) + f" seeds={seed_urls}"
@@ -95,7 +98,8 @@ def _run(ctx: StepContext, seeds: list[str] | None = None) -> ScoresReport:
         this_run = lake.read(S.SEED_SCORES_TABLE).where(F.col(S.RUN_ID) == ctx.run_id)
         counts = one_row(this_run.agg(F.count("*").alias("pages"), F.count_if(S.IN_SCOPE).alias("in_scope")))
         report.pages, report.in_scope = counts["pages"], counts["in_scope"]
-        T.FRONTIER.overwrite(lake, _frontier(ctx, this_run, pages, links, optional), built_from=inputs)
+        T.FRONTIER.overwrite(lake, _frontier(ctx, this_run, pages, links, optional, seeded=bool(canonical)),
+                             built_from=inputs)
         report.frontier = lake.read(S.FRONTIER_TABLE).count()
     finally:
         seed_pages.unpersist()
@@ -117,7 +121,8 @@ def flags_of_rank_run(lake: Lake) -> str | None:
 def _seed_pages(pages: DataFrame, seeds: list[CanonicalUrl], report: ScoresReport) -> DataFrame:
     """The page ids of the seeds (persisted), counted into the report."""
     seed_urls = [s.url for s in seeds]
-    seed_pages = pages.where(F.col(S.URL).isin(*seed_urls)).select(S.PAGE_ID).persist()
+    matching = F.col(S.URL).isin(*seed_urls) if seed_urls else F.lit(False)
+    seed_pages = pages.where(matching).select(S.PAGE_ID).persist()
     report.seeds_found = seed_pages.count()
     if report.seeds_found < len(set(seed_urls)):
         log.warning("scores: %d of %d seed URLs are not in the pages table", len(set(seed_urls)) - report.seeds_found,
@@ -141,6 +146,8 @@ def _seed_scores(ctx: StepContext, seeds: list[CanonicalUrl], seed_pages: DataFr
     terms = SC.seed_score_terms(pages, SC.in_link_counts(links), authority, optional[S.SITEMAPS_TABLE],
                                 search.depths, sc.unlisted_priority)
     scored = terms.withColumn(S.SEED_SCORE, SC.seed_score(sc.weights))
+    if not seeds:
+        return _with_run_id(SC.unscoped_columns(scored), ctx.run_id)
     seed_hosts = sorted({reverse_host(str(s.host)) for s in seeds})
     seed_domains = spark.createDataFrame(
         [(reverse_host(str(s.registered_domain or s.host)),) for s in seeds], f"{S.DOMAIN} string")
@@ -149,12 +156,16 @@ def _seed_scores(ctx: StepContext, seeds: list[CanonicalUrl], seed_pages: DataFr
         domain_links = spark.createDataFrame([], f"{S.SRC_DOMAIN} string, {S.DST_DOMAIN} string")
     scoped = SC.scope_columns(scored, nodes, seed_hosts, SC.domain_hops(domain_links, seed_domains),
                               sc.scope_strategy, sc.affinity, sc.max_depth, sc.in_scope_threshold)
-    return scoped.withColumn(S.RUN_ID, F.lit(ctx.run_id)).select(
+    return _with_run_id(scoped, ctx.run_id)
+
+
+def _with_run_id(scoped: DataFrame, run_id: str) -> DataFrame:
+    return scoped.withColumn(S.RUN_ID, F.lit(run_id)).select(
         *[F.col(f.name).cast(f.dataType) for f in S.SEED_SCORES.fields])
 
 
 def _frontier(ctx: StepContext, this_run: DataFrame, pages: DataFrame, links: DataFrame,
-              optional: dict[str, DataFrame | None]) -> DataFrame:
+              optional: dict[str, DataFrame | None], seeded: bool = True) -> DataFrame:
     """The ``frontier``: pages not crawled yet (and sitemap-only URLs) in priority order."""
     sc = ctx.config.scores
     crawled = links.select(F.col(S.SRC_ID).alias(S.PAGE_ID)).distinct()
@@ -165,7 +176,7 @@ def _frontier(ctx: StepContext, this_run: DataFrame, pages: DataFrame, links: Da
     sitemaps = optional[S.SITEMAPS_TABLE]
     if sitemaps is not None:
         listed_only = SC.sitemap_only_candidates(sitemaps, pages, this_run, sc.weights, sc.max_depth,
-                                                 sc.in_scope_threshold)
+                                                 sc.in_scope_threshold, seeded=seeded)
         candidates = candidates.unionByName(listed_only, allowMissingColumns=True)
     candidates, source = _frontier_priority(ctx.lake, ctx.config, candidates)
     ordered = number_in_order(candidates.withColumn("_order", -F.col(S.PRIORITY)), ["_order", S.URL], 1, "position")
