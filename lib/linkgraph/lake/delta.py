@@ -70,8 +70,6 @@ class Lake:
         # (table, version or None when not looked up) of every commit made through this object,
         # in order: what a step that stops half-way had committed
         self.commits: list[tuple[str, int | None]] = []
-        # tables a MERGE whose condition held a key filter's literal committed to (see checkpoint_filtered)
-        self.filtered: set[str] = set()
 
     def _committed(self, table: str, version: int | None = None) -> None:
         self.commits.append((table, version))
@@ -141,6 +139,17 @@ class Lake:
         if not self.exists(table):
             return None
         return one_row(self.delta_table(table).history(1).select("version"))["version"]
+
+    def versions_since(self, table: str, version: int | None) -> list[int]:
+        """The versions ``table`` (which the lake holds) committed after ``version`` (after none:
+        every version), oldest first.
+
+        Delta numbers a table's commits without gaps, so these are the versions from
+        ``version + 1`` to the current one, which the newest commit alone gives: no other commit
+        file is read, whatever the log retains.  (``history()`` without a limit would read the
+        ``commitInfo`` of every commit the log retains and collect it on the driver.)"""
+        first = 0 if version is None else int(version) + 1
+        return list(range(first, self.current_version(table) + 1))
 
     def ensure(self, table: str, schema: StructType, cluster_by: list[str] | None = None) -> None:
         """Create ``table`` empty with ``schema`` unless it exists (a no-op commit is avoided);
@@ -281,33 +290,21 @@ class Lake:
             merge = merge.whenMatchedUpdate(condition=update_condition, set=values)
         if insert:
             merge = merge.whenNotMatchedInsertAll()
-        return self._committed_merge(table, merge.execute(), filtered=not isinstance(condition, str))
+        return self._committed_merge(table, merge.execute())
 
     def checkpoint_filtered(self) -> None:
-        """Write a Delta checkpoint of each table a MERGE with a key filter committed to through
-        this object.  Such a commit records its condition, the filter's literal included (up to
-        2 MB of hex), in its ``commitInfo``; every later snapshot of the table replays, and
-        shuffles, the JSON commits since the last checkpoint, which holds no ``commitInfo``.  One
-        checkpoint per table at the end of the job keeps those bytes out of every later read.  A
-        checkpoint changes no data; Delta logs and ignores one that fails."""
-        jvm = getattr(self.spark, "_jvm", None)
-        if jvm is None:   # Spark Connect: Delta's automatic checkpoints only
-            self.filtered.clear()
-            return
-        for table in sorted(self.filtered):
-            location = one_row(self.delta_table(table).detail().select("location"))[0]
-            jvm.org.apache.spark.sql.delta.DeltaLog.forTable(self.spark._jsparkSession, location).checkpoint()
-        self.filtered.clear()
+        """Nothing to do: a MERGE's key filter is an object in its condition, which Delta records
+        as a short text (see :mod:`linkgraph.lake.keyfilter`), so its commits need no checkpoint
+        of their own; Delta's automatic checkpoints suffice."""
 
     def table_bytes(self, table: str) -> int:
         """The bytes of the files of ``table``'s current version (from its log, no Spark job)."""
         return int(one_row(self.delta_table(table).detail().select("sizeInBytes"))[0] or 0)
 
-    def _committed_merge(self, table: str, result: DataFrame, filtered: bool = False) -> MergeMetrics:
+    def _committed_merge(self, table: str, result: DataFrame) -> MergeMetrics:
         """The counts of an executed MERGE, from the one row its execution returns (computed on
         the driver: no Spark job, no read of the table's history).  A MERGE that changed no row
-        leaves the table as it was; one that did is recorded with the table's version after it
-        (and, when its condition held a key filter's literal, in ``filtered``)."""
+        leaves the table as it was; one that did is recorded with the table's version after it."""
         row = one_row(result)
         inserted, updated, deleted = (int(row[c] or 0) for c in ("num_inserted_rows", "num_updated_rows",
                                                                  "num_deleted_rows"))
@@ -315,8 +312,6 @@ class Lake:
             return NOTHING_MERGED
         version = self.current_version(table)
         self._committed(table, version)
-        if filtered:
-            self.filtered.add(table)
         return MergeMetrics(inserted=inserted, updated=updated, deleted=deleted, version=version)
 
     # --- reward ranking: time travel and deletes -----------------------------------------------

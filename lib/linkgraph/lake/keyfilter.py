@@ -2,20 +2,25 @@
 table is read, before any shuffle.
 
 A MERGE (or a join) of a small batch with a large table shuffles the rows of the table it reads;
-with ``might_contain(<bloom filter of the batch's keys>, xxhash64(<the table's key columns>))``
+with a test of ``xxhash64(<the table's key columns>)`` against a bloom filter of the batch's keys
 in its condition, a row whose key is not the batch's is dropped in the scan instead.  A bloom
 filter has no false negatives, so the condition is unchanged; its false positives (about
 ``fpp``) are what is shuffled beyond the matches.
 
-Two forms, built from Spark's own ``BloomFilterMightContain`` expression (what Spark's runtime
-filters use; it has no public function):
+Two forms:
 
-* :func:`bloom_filter_condition`: the filter as a binary literal, for Delta MERGE conditions,
-  which allow no subquery.  The literal is part of the plan and of the predicate Delta records in
-  the commit (as hex, twice its bytes), so its size is capped (``max_bytes``); a batch with more
-  keys than the cap holds at ``fpp`` gets a filter with more false positives, never a larger one.
-* :func:`bloom_filter_subquery`: the filter computed by a scalar subquery over the batch, for
-  DataFrame joins: nothing of its size reaches the driver or the plan text.
+* :func:`bloom_filter_condition`: the filter object itself in the predicate, for Delta MERGE
+  conditions, which allow no subquery.  It is tested by the filter's own ``mightContainLong``
+  (Catalyst's ``Invoke`` on an object literal), not by Spark's ``BloomFilterMightContain``, whose
+  filter argument must be constant: Spark folds that argument to a binary literal before the
+  MERGE runs, and Delta records the condition as text in the commit's ``commitInfo``, the
+  literal as hex.  An object literal prints as its class and hash code, so the predicate Delta
+  records (and the plan text) holds no bits of the filter.  The filter travels with every task of
+  the MERGE, so its size is capped (``max_bytes``); a batch with more keys than the cap holds at
+  ``fpp`` gets a filter with more false positives, never a larger one.
+* :func:`bloom_filter_subquery`: the filter computed by a scalar subquery over the batch
+  (Spark's ``BloomFilterMightContain``, what its runtime filters use), for DataFrame joins:
+  nothing of its size reaches the driver or the plan text.
 
 Both need the classic (JVM-backed) session; over Spark Connect they return None and the caller
 runs without the filter (same result, more shuffled).
@@ -40,8 +45,7 @@ log = logging.getLogger(__name__)
 MIN_TABLE_BYTES = 64 << 20
 
 FALSE_POSITIVE_RATE = 0.01
-# 1 MiB: 8.4M bits, at 1% false positives about 870,000 keys; a MERGE's condition then holds
-# about 2 MB of hex
+# 1 MiB: 8.4M bits, at 1% false positives about 870,000 keys; each task of a MERGE carries it
 MAX_FILTER_BYTES = 1 << 20
 
 
@@ -79,19 +83,25 @@ def bloom_filter_condition(source: DataFrame, source_columns: Sequence[str], tar
     ``source`` has at most ``keys`` distinct keys and the filter fits ``max_bytes``).
 
     One aggregate over ``source`` builds the filter (each task a filter of the final size; the
-    driver merges them); it enters the predicate as a literal.  None without a JVM session."""
+    driver merges them); the predicate holds the filter object, whose text is its class and hash
+    code (see the module's docstring).  None without a JVM session."""
     parts = _jvm_parts(source)
     if parts is None:
         return None
     jvm, expressions, utils = parts
     built = source._jdf.stat().bloomFilter(F.xxhash64(*[F.col(c) for c in source_columns])._jc,
                                            max(int(keys), 1), filter_bits(keys, max_bytes=max_bytes))
-    stream = jvm.java.io.ByteArrayOutputStream()
-    built.writeTo(stream)
-    literal = expressions.Literal.create(stream.toByteArray(), jvm.org.apache.spark.sql.types.DataTypes.BinaryType)
     log.debug("bloom filter of %d keys: %d bits, expected false positives %.4f", keys, built.bitSize(),
               built.expectedFpp())
-    return _might_contain(parts, Column(utils.column(literal)), target_columns)
+    types = jvm.org.apache.spark.sql.types
+    filter_class = jvm.java.lang.Class.forName("org.apache.spark.util.sketch.BloomFilter")
+    held = expressions.Literal(built, types.ObjectType(filter_class))
+    value = utils.expression(F.xxhash64(*[F.col(c) for c in target_columns])._jc)
+    scala_list = jvm.scala.jdk.javaapi.CollectionConverters.asScala
+    # Invoke(target, method, type, arguments, argument types, propagateNull, returnNullable, deterministic)
+    test = expressions.objects.Invoke(held, "mightContainLong", types.DataTypes.BooleanType,
+                                      scala_list([value]).toList(), scala_list([]).toList(), True, False, True)
+    return Column(utils.column(test))
 
 
 def bloom_filter_subquery(source: DataFrame, source_columns: Sequence[str], target_columns: Sequence[str],

@@ -133,6 +133,14 @@ def unreadable_input(exc: BaseException) -> str | None:
     return None
 
 
+def _others_committed_pages(lake, read_version: int | None) -> bool:
+    """True when ``pages`` holds a commit after ``read_version`` that this ``lake`` object did not
+    make: a look-up of the versions since the one read (``Lake.versions_since``), never of the
+    table's whole history."""
+    own = {v for table, v in lake.commits if table == S.PAGES_TABLE and v is not None}
+    return any(v not in own for v in lake.versions_since(S.PAGES_TABLE, read_version))
+
+
 def guard_new_page_ids(lake, read_version: int | None, numbered: DataFrame) -> bool:
     """After the pages MERGE: make sure no page id is used twice.
 
@@ -149,11 +157,7 @@ def guard_new_page_ids(lake, read_version: int | None, numbered: DataFrame) -> b
     ``numbered`` on is then one this ingest inserted, so no stored link can have an end there
     (``tables.upsert_links`` writes such links with an insert-only MERGE).
     """
-    read = read_version if read_version is not None else -1
-    own = [v for table, v in lake.commits if table == S.PAGES_TABLE and v is not None and v > read]
-    later = (lake.delta_table(S.PAGES_TABLE).history().where(F.col("version") > F.lit(read))
-             .where(~F.col("version").isin(own)))
-    if not later.limit(1).count():   # only this ingest's own commits (or none)
+    if not _others_committed_pages(lake, read_version):   # only this ingest's own commits (or none)
         return True
     # an id used twice is one of this ingest's new ids: all are >= the smallest of them, so only
     # the files holding such ids are read (and the delete touches only those)
@@ -193,11 +197,7 @@ def check_pages_still_there(lake, read_version: int | None, resolved: DataFrame)
     by the prune itself (its last DELETE reads ``links`` after its pages DELETE), so between the
     two no link to a pruned page stays.
     """
-    read = read_version if read_version is not None else -1
-    own = [v for table, v in lake.commits if table == S.PAGES_TABLE and v is not None and v > read]
-    later = (lake.delta_table(S.PAGES_TABLE).history().where(F.col("version") > F.lit(read))
-             .where(~F.col("version").isin(own)))
-    if not later.limit(1).count():   # only this ingest's own pages commit (or none)
+    if not _others_committed_pages(lake, read_version):   # only this ingest's own pages commit (or none)
         return
     pages = lake.read_version(S.PAGES_TABLE, lake.current_version(S.PAGES_TABLE))
     ids = pages.select(S.PAGE_ID)
