@@ -89,7 +89,7 @@ JOBS = (
         "--run-id", "{{ ds }}-reward",
     ), upstream=("analyze",)),
     Job("compress", "compress", (), upstream=("reward",)),
-    Job("scores", "scores", (), upstream=("ingest_sitemaps", "pagerank", "reward")),
+    Job("scores", "scores", ("--run-id", "{{ ds }}-scores"), upstream=("ingest_sitemaps", "pagerank", "reward")),
 )
 
 COMMON_ARGUMENTS = ("--conf", "{{ params.conf }}", "--lake", "{{ params.lake }}")

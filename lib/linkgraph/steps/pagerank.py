@@ -11,14 +11,13 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import logging
-import re
 from dataclasses import dataclass, field
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from linkgraph.errors import EmptyTeleportError, MissingTableError, UsageError
+from linkgraph.errors import EmptyTeleportError, MissingTableError
 from linkgraph.inputs import readers
 from linkgraph.lake import schemas as S
 from linkgraph.lake import tables
@@ -31,7 +30,7 @@ from linkgraph.rank.gf import graphframes_pagerank
 from linkgraph.rank.graph import VERTEX, RankGraph, build_rank_graph
 from linkgraph.rank.naive import naive_pagerank
 from linkgraph.rank.state import DeltaStateStore
-from linkgraph.steps.registry import RunPlan, Step, Task, comma_groups, option
+from linkgraph.steps.registry import RunPlan, Step, Task, checked_run_id, comma_groups, option
 from linkgraph.urls import canonical_seed_urls
 
 log = logging.getLogger(__name__)
@@ -276,14 +275,9 @@ class Params:
                                    table=self.personalization)
 
 
-_RUN_ID = re.compile(r"[A-Za-z0-9._:+-]{1,100}")
-
-
 def run(ctx: StepContext, params: Params) -> RankRunReport:
     if params.run_id is not None:
-        if not _RUN_ID.fullmatch(params.run_id):
-            raise UsageError(f"--run-id {params.run_id!r}: use 1-100 letters, digits and . _ : + -")
-        ctx = dataclasses.replace(ctx, run_id=params.run_id)
+        ctx = dataclasses.replace(ctx, run_id=checked_run_id(params.run_id))
         done = finished_run(ctx.lake, params.run_id)
         if done is not None:
             log.info(done.summary())

@@ -21,6 +21,7 @@ import argparse
 import dataclasses
 import importlib
 import pkgutil
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -130,6 +131,16 @@ class Step(Generic[P]):
         """The deployment tasks no other task of this step waits for: what later steps wait for."""
         waited_for = {name for task in self.deploy_tasks() for name in task.after}
         return tuple(task for task in self.deploy_tasks() if task.task_id not in waited_for)
+
+
+_RUN_ID = re.compile(r"[A-Za-z0-9._:+-]{1,100}")
+
+
+def checked_run_id(run_id: str) -> str:
+    """A ``--run-id`` value as given, or a usage error (1-100 letters, digits and ``. _ : + -``)."""
+    if not _RUN_ID.fullmatch(run_id):
+        raise UsageError(f"--run-id {run_id!r}: use 1-100 letters, digits and . _ : + -")
+    return run_id
 
 
 def comma_groups(values: Iterable[str] | None) -> list[list[str]]:

@@ -32,7 +32,7 @@ from linkgraph.lake.delta import Lake
 from linkgraph.lake.ids import number_in_order
 from linkgraph.lake.rows import one_row
 from linkgraph.lake.tables import latest_rank_run_id
-from linkgraph.steps.registry import RunPlan, Step, option
+from linkgraph.steps.registry import RunPlan, Step, Task, checked_run_id, option
 from linkgraph.urls import CanonicalUrl, canonical_seed_urls, reverse_host
 
 log = logging.getLogger(__name__)
@@ -211,9 +211,13 @@ def _frontier_priority(lake: Lake, config: Config, candidates: DataFrame) -> tup
 @dataclass(frozen=True)
 class Params:
     seeds: str | None = option("comma-separated seed URLs (default: scores.seeds)", metavar="URLS")
+    run_id: str | None = option("run id of the seed scores (a scheduler's day; default: a new one)",
+                                metavar="RUN_ID")
 
 
 def run(ctx: StepContext, params: Params) -> ScoresReport:
+    if params.run_id is not None:
+        ctx = dataclasses.replace(ctx, run_id=checked_run_id(params.run_id))
     seeds = [url.strip() for url in params.seeds.split(",") if url.strip()] if params.seeds else None
     return _run(ctx, seeds)
 
@@ -229,5 +233,5 @@ STEP = Step(
     reads=(T.PAGES, T.LINKS, T.PAGE_FLAGS, T.PAGERANK, T.RANK_RUNS, T.REWARD_SCORES,
            *(T.declaration(t) for t in OPTIONAL_INPUTS)),
     writes=(T.SEED_SCORES, T.FRONTIER), after=("flags", "reward", "ingest-sitemaps"), for_run=_for_run,
-    before=("flags",),
+    before=("flags",), tasks=(Task("scores", ("--run-id", "{ds}-scores")),),
 )
