@@ -66,6 +66,7 @@ valid, and no two of them share (canonical from_url, canonical to_url).
 from __future__ import annotations
 
 from linkgraph.sample.data import HOSTS, SITES, WEB
+from linkgraph.sample.days import write_crawl_days as write_crawl_days
 from linkgraph.sample.files import (
     write_edges_jsonl,
     write_jsonl,
