@@ -142,7 +142,6 @@ def ingest_edges(lake: Lake, config: Config, raw: DataFrame, report: IngestRepor
         report.links_inserted, report.links_updated = T.upsert_links(lake, resolved, new_from=new_from,
                                                                      broadcast=broadcast_urls)
         check_pages_still_there(lake, pages_read_version, resolved)
-        lake.checkpoint_filtered()
     finally:
         ranked.release()
         for frame in (batch_pages, resolved, rejects):
@@ -288,6 +287,5 @@ def ingest_arcs(lake: Lake, config: Config, arcs_raw: DataFrame, report: IngestR
         report.links_inserted, report.links_updated = T.upsert_links(lake, I.arc_links(valid))
         report.rejects_inserted = T.write_rejects(lake, rejects)
         rejects.unpersist()
-        lake.checkpoint_filtered()
     finally:
         arcs.unpersist()

@@ -292,11 +292,6 @@ class Lake:
             merge = merge.whenNotMatchedInsertAll()
         return self._committed_merge(table, merge.execute())
 
-    def checkpoint_filtered(self) -> None:
-        """Nothing to do: a MERGE's key filter is an object in its condition, which Delta records
-        as a short text (see :mod:`linkgraph.lake.keyfilter`), so its commits need no checkpoint
-        of their own; Delta's automatic checkpoints suffice."""
-
     def table_bytes(self, table: str) -> int:
         """The bytes of the files of ``table``'s current version (from its log, no Spark job)."""
         return int(one_row(self.delta_table(table).detail().select("sizeInBytes"))[0] or 0)
