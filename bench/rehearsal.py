@@ -50,6 +50,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 import yaml
@@ -98,8 +99,10 @@ def scaled_conf(lake: Path, events: Path) -> dict:
         "spark.eventLog.compress": "false",
         "spark.eventLog.rolling.enabled": "false",
     })
-    per_core = spark["shuffle_partitions"] / CLUSTER_CORES
-    spark["shuffle_partitions"] = max(1, round(per_core * WORKERS * WORKER_CORES))
+    cores = WORKERS * WORKER_CORES
+    spark["shuffle_partitions"] = max(1, round(spark["shuffle_partitions"] / CLUSTER_CORES * cores))
+    # Delta replays a table's log in 50 tasks (its default), one wave on the plan's 400 cores
+    settings["spark.databricks.delta.snapshotPartitions"] = str(max(1, round(50 / CLUSTER_CORES * cores)))
     spark["add_packages"] = False   # spark-submit --packages gives the jars, as on a cluster
     conf["lake"] = {"path": str(lake), "catalog": None, "schema": None}
     return conf
@@ -268,14 +271,26 @@ def check_day(spark, lake: Path, day, states: dict[str, dict], before: dict | No
 
 def task_states(deployment: Deployment, ds: str) -> dict[str, dict]:
     """The task instances of the DAG run of ``ds``: state, seconds, tries."""
-    runs = deployment.airflow("dags", "list-runs", DAG_ID, "-o", "json")
-    found = [r for r in json.loads(runs.stdout or "[]") if str(r.get("logical_date", "")).startswith(ds)]
+    runs = _json_rows(deployment.airflow("dags", "list-runs", DAG_ID, "-o", "json").stdout)
+    found = sorted((r for r in runs if str(r.get("logical_date", "")).startswith(ds)),
+                   key=lambda r: str(r.get("run_after", "")))
     if not found:
         return {}
-    run_id = found[0]["run_id"]
-    states = deployment.airflow("tasks", "states-for-dag-run", DAG_ID, run_id, "-o", "json")
-    rows = json.loads(states.stdout or "[]")
-    return {row["task_id"]: row for row in rows}
+    states = deployment.airflow("tasks", "states-for-dag-run", DAG_ID, found[-1]["run_id"], "-o", "json")
+    rows = {row["task_id"]: row for row in _json_rows(states.stdout)}
+    for row in rows.values():
+        start, end = row.get("start_date"), row.get("end_date")
+        row["duration"] = ((datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds()
+                           if start and end else 0.0)
+    return rows
+
+
+def _json_rows(output: str) -> list[dict]:
+    """The JSON list an ``airflow … -o json`` command printed among its log lines."""
+    for line in output.splitlines():
+        if line.strip().startswith("["):
+            return json.loads(line)
+    return []
 
 
 def log_bytes(lake: Path) -> int:
