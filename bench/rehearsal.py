@@ -342,8 +342,8 @@ def run_day(deployment: Deployment, day, lake: Path | None = None, kill: str | N
     return result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:], seconds
 
 
-def _process_with(fragment: bytes, timeout: float = 1800) -> int | None:
-    """The pid of the first process whose command line holds ``fragment`` (polled)."""
+def _process_with(*fragments: bytes, timeout: float = 1800) -> int | None:
+    """The pid of the first process whose command line holds every one of ``fragments`` (polled)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         for proc in Path("/proc").iterdir():
@@ -353,7 +353,7 @@ def _process_with(fragment: bytes, timeout: float = 1800) -> int | None:
                 cmdline = (proc / "cmdline").read_bytes()
             except OSError:
                 continue
-            if fragment in cmdline:
+            if all(fragment in cmdline for fragment in fragments):
                 return int(proc.name)
         time.sleep(0.5)
     return None
@@ -382,11 +382,8 @@ def kill_worker_during_pagerank(deployment: Deployment) -> None:
 
 def kill_driver_during_ingest(deployment: Deployment) -> None:
     """When ingest's spark-submit JVM (the driver, client mode) has run 25 s, SIGKILL it."""
-    pid = _process_with(b"org.apache.spark.deploy.SparkSubmit")
+    pid = _process_with(b"org.apache.spark.deploy.SparkSubmit", b"step.py\x00ingest\x00")
     if pid is None:
-        return
-    cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-    if b"\x00ingest\x00" not in cmdline:
         return
     time.sleep(25)
     try:
