@@ -239,3 +239,13 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     preparations.shutdown()
+
+
+def as_links(frame):
+    """``frame`` with the columns of ``links`` in their order and types (absent ones null)."""
+    from pyspark.sql import functions as F
+
+    from linkgraph.lake import schemas as S
+
+    return frame.select(*[(F.col(f.name) if f.name in frame.columns else F.lit(None)).cast(f.dataType).alias(f.name)
+                          for f in S.LINKS.fields])

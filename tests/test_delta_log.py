@@ -9,6 +9,7 @@ import pytest
 from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
 
+from conftest import as_links
 from linkgraph.lake import keyfilter
 from linkgraph.lake import schemas as S
 from linkgraph.lake import tables as T
@@ -72,14 +73,10 @@ def test_a_merge_with_a_key_filter_records_no_filter_bytes_in_its_commit(spark, 
                         lambda keys, fpp=keyfilter.FALSE_POSITIVE_RATE, max_bytes=keyfilter.MAX_FILTER_BYTES:
                         8 * max_bytes)
 
-    def links(frame):
-        return frame.select(*[(F.col(f.name) if f.name in frame.columns else F.lit(None)).cast(f.dataType).alias(f.name)
-                              for f in S.LINKS.fields])
-
-    stored = links(spark.range(2_000).select((F.col("id") % 200).alias("src_id"),
+    stored = as_links(spark.range(2_000).select((F.col("id") % 200).alias("src_id"),
                                              (F.col("id") / 200).cast("long").alias("dst_id"),
                                              F.lit("old").alias("anchor_text")))
-    batch = links(spark.createDataFrame([(s * 10, 3 if s < 10 else 50, "new") for s in range(20)],
+    batch = as_links(spark.createDataFrame([(s * 10, 3 if s < 10 else 50, "new") for s in range(20)],
                                         "src_id LONG, dst_id LONG, anchor_text STRING"))
     results, sizes = [], []
     for filtered in (False, True):

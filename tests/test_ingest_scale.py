@@ -10,6 +10,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 from pyspark.testing import assertDataFrameEqual
 
+from conftest import as_links
 from linkgraph.inputs import ingest as I
 from linkgraph.inputs.edges import ranked_batch
 from linkgraph.lake import keyfilter
@@ -509,14 +510,10 @@ def test_a_merge_with_a_bloom_filter_shuffles_the_matches_not_the_table(spark, t
     matches and about 1% of the others), without it every one, in each join (automatic
     broadcasts off, as for a batch of millions on a cluster); with the batch broadcast too, fewer
     still."""
-    def links(frame):
-        return frame.select(*[(F.col(f.name) if f.name in frame.columns else F.lit(None)).cast(f.dataType).alias(f.name)
-                              for f in S.LINKS.fields])
-
-    stored = links(spark.range(20_000).select((F.col("id") % 2_000).alias("src_id"),
+    stored = as_links(spark.range(20_000).select((F.col("id") % 2_000).alias("src_id"),
                                               (F.col("id") / 2_000).cast("long").alias("dst_id"),
                                               F.lit("old").alias("anchor_text")))
-    batch = links(spark.createDataFrame([(s * 100, 3 if s < 10 else 50, "new") for s in range(20)],
+    batch = as_links(spark.createDataFrame([(s * 100, 3 if s < 10 else 50, "new") for s in range(20)],
                                         "src_id LONG, dst_id LONG, anchor_text STRING"))
     # a table this small is merged without a filter, unless the threshold says otherwise
     small = Lake(spark, LakeConfig(path=str(tmp_path / "lake-small")))
