@@ -18,13 +18,14 @@ REPO = Path(__file__).resolve().parents[1]
 # also asserted for the Airflow DAG.  Both files are generated from the step registry.
 PIPELINE_UPSTREAM = {
     "ingest": set(),
-    "analyze": {"ingest"},
+    # the reward run's prune deletes pages and links: everything that reads the graph follows it
+    "reward": {"ingest"},
+    "analyze": {"reward"},
     "ingest_sitemaps": {"ingest"},
     # both replace `pagerank`: the uniform run commits last, so scores and the flags read it
     "personalized_pagerank": {"analyze"},
     "pagerank": {"analyze", "personalized_pagerank"},
-    "reward": {"analyze"},
-    "scores": {"ingest_sitemaps", "pagerank", "reward"},
+    "scores": {"ingest_sitemaps", "pagerank"},
     "compress": {"reward"},
 }
 PIPELINE_COMMANDS = {task: {"personalized_pagerank": "pagerank", "ingest_sitemaps": "ingest-sitemaps"}.get(task, task)

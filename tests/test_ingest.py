@@ -201,3 +201,34 @@ def test_arcs_node_ids_become_page_ids(spark, tmp_path):
     assert sorted(r.page_id for r in lake.read(S.PAGES_TABLE).collect()) == [0, 1, 2, 3]
     again = ingest_step(spark, config, str(path), "arcs")
     assert again.upserted == 0 and again.pages_inserted == 0 and again.rejects_inserted == 0
+
+
+def test_a_day_ingested_again_by_its_run_id_writes_nothing_until_its_files_change(spark, tmp_path, capsys):
+    """``--run-id``: the run's second ingest of the same files commits nothing, so a page pruned
+    after the first stays pruned; changed files are ingested again under the same id."""
+    lake_dir, day = tmp_path / "lake", tmp_path / "2026-11-16"
+    day.mkdir()
+    write_jsonl(day / "part-0.jsonl", BATCH_1[:6])
+    command = ["ingest", "--input", str(day), "--format", "jsonl", "--run-id", "2026-11-16-ingest",
+               "--lake", str(lake_dir)]
+    assert main(command) == 0
+    lake = Lake(spark, config_from_dict({"lake": {"path": str(lake_dir)}}).lake)
+    assert lake.read(S.PAGES_TABLE).count() == 8
+    # a later step of the day deletes a page (as a reward run's prune does)
+    lake.delta_table(S.PAGES_TABLE).delete("url = 'http://other.org/'")
+    versions = {t: lake.current_version(t) for t in (S.PAGES_TABLE, S.LINKS_TABLE, S.REJECTS_TABLE)}
+    capsys.readouterr()
+
+    assert main(command) == 0
+    line = capsys.readouterr().out.strip().splitlines()[-1]
+    assert line.startswith(f"ingest run 2026-11-16-ingest {day}: finished before on this input (files=1 bytes=")
+    assert line.split(" in ")[0].endswith("format=jsonl): nothing run")
+    assert {t: lake.current_version(t) for t in versions} == versions
+    assert lake.read(S.PAGES_TABLE).where("url = 'http://other.org/'").count() == 0
+
+    write_jsonl(day / "part-1.jsonl", BATCH_1[6:7])   # the day's input grew
+    assert main(command) == 0
+    assert capsys.readouterr().out.strip().splitlines()[-1].startswith(f"ingest {day}: read=7 ")
+    assert lake.read(S.PAGES_TABLE).where("url = 'http://other.org/'").count() == 1
+    recorded = lake.read(S.STEP_RUNS_TABLE).where("step = 'ingest'").collect()
+    assert [(r[S.RUN_ID], r["inputs"].split(" ")[0]) for r in recorded] == [("2026-11-16-ingest", "files=2")]

@@ -259,7 +259,7 @@ def test_a_new_step_is_one_declaration_everything_else_follows():
 def test_run_order_is_a_topological_order_of_after():
     registry = Registry.default()
     order = registry.pipeline_order()
-    assert order == ["ingest", "analyze", "ingest-sitemaps", "pagerank", "reward", "compress", "flags", "scores"]
+    assert order == ["ingest", "ingest-sitemaps", "reward", "analyze", "compress", "pagerank", "flags", "scores"]
     for name in order:
         for before in registry[name].after:
             assert order.index(before) < order.index(name), (before, name)

@@ -16,6 +16,7 @@ fragment or a query: ``file:/in/a#b.jsonl`` is the file ``/in/a#b.jsonl``.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -324,6 +325,20 @@ class InputFiles:
 
     files: list[tuple[str, int]] = field(default_factory=list)
     skipped: dict[str, int] = field(default_factory=dict)
+    modified_ms: dict[str, int] = field(default_factory=dict)   # path -> modification time (ms since the epoch)
+
+    def add(self, path: str, size: int, modified_ms: int) -> None:
+        self.files.append((path, size))
+        self.modified_ms[path] = modified_ms
+
+    def fingerprint(self) -> str:
+        """One line that changes when a file of the input is added, removed, resized or rewritten:
+        the file count, their bytes and a SHA-256 of every (path, bytes, modification time)."""
+        digest = hashlib.sha256()
+        for path, size in sorted(self.files):
+            digest.update(f"{path}\t{size}\t{self.modified_ms.get(path, -1)}\n".encode())
+        total = sum(size for _, size in self.files)
+        return f"files={len(self.files)} bytes={total} sha256={digest.hexdigest()}"
 
     def skip(self, kind: str) -> None:
         self.skipped[kind] = self.skipped.get(kind, 0) + 1
@@ -338,7 +353,8 @@ def _list_local(root: str, follow_symlinks: bool, found: InputFiles) -> None:
         found.skip(SKIPPED_SYMLINK)
         return
     if not os.path.isdir(root):
-        found.files.append(("file:" + root, os.path.getsize(root)))
+        stat = os.stat(root)
+        found.add("file:" + root, stat.st_size, stat.st_mtime_ns // 1_000_000)
         return
     with os.scandir(root) as entries:
         for entry in sorted(entries, key=lambda e: e.name):
@@ -349,7 +365,8 @@ def _list_local(root: str, follow_symlinks: bool, found: InputFiles) -> None:
             elif entry.is_dir():
                 _list_local(entry.path, follow_symlinks, found)
             elif entry.is_file():
-                found.files.append(("file:" + entry.path, entry.stat().st_size))
+                stat = entry.stat()
+                found.add("file:" + entry.path, stat.st_size, stat.st_mtime_ns // 1_000_000)
 
 
 def _list_remote(spark: SparkSession | None, path: str, follow_symlinks: bool, found: InputFiles) -> None:
@@ -366,7 +383,7 @@ def _list_remote(spark: SparkSession | None, path: str, follow_symlinks: bool, f
                 else:
                     pending.append(child)
         else:
-            found.files.append((str(status.getPath().toString()), int(status.getLen())))
+            found.add(str(status.getPath().toString()), int(status.getLen()), int(status.getModificationTime()))
 
 
 def list_input_files(spark: SparkSession | None, paths: str | list[str], follow_symlinks: bool = False) -> InputFiles:

@@ -188,5 +188,5 @@ STEP = Step(
     name="analyze", help="indexes, host/domain graphs, domain authority, link farms, syndication networks and "
                          "page flags", params=Params, run=run,
     reads=(T.PAGES, T.LINKS, T.PAGERANK), writes=T.ANALYSIS,
-    after=("ingest",), for_run=no_params, then=("flags",),
+    after=("ingest", "reward"), for_run=no_params, then=("flags",),
 )

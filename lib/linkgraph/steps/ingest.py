@@ -17,6 +17,8 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from pyspark.sql import functions as F
+
 from linkgraph.errors import UnreadableDataError
 from linkgraph.inputs import readers
 from linkgraph.inputs.crawl import load as crawl
@@ -24,12 +26,12 @@ from linkgraph.inputs.edges import IngestReport, ingest_arcs, ingest_edges
 from linkgraph.lake import schemas as S
 from linkgraph.lake import tables as T
 from linkgraph.lake.config import Config
-from linkgraph.lake.context import StepContext
+from linkgraph.lake.context import Report, StepContext
 from linkgraph.lake.delta import Lake
 from linkgraph.lake.names import INPUT_FORMATS
-from linkgraph.lake.paths import display, guess_format, local_path, qualify
+from linkgraph.lake.paths import display, guess_format, list_input_files, local_path, qualify
 from linkgraph.lake.reliability import raise_if_created_concurrently, retry_on_conflict, unreadable_input
-from linkgraph.steps.registry import RunPlan, Step, Task, option
+from linkgraph.steps.registry import RunPlan, Step, Task, checked_run_id, option
 
 log = logging.getLogger(__name__)
 
@@ -117,11 +119,67 @@ def _lake_table_named_in(lake: Lake, text: str) -> str | None:
 class Params:
     input: str = option("file or directory of edge records", required=True, path="input")
     format: str | None = option("input format (default: from the file extension)", choices=INPUT_FORMATS)
+    run_id: str | None = option("run id of the ingest (a scheduler's day): a re-run on the same input files "
+                                "finds it finished and writes nothing", metavar="RUN_ID")
 
 
-def run(ctx: StepContext, params: Params) -> IngestReport:
-    """Read ``params.input`` and upsert it into the lake's pages/links/rejects."""
-    return _run(ctx, params.input, params.format or guess_format(params.input))
+@dataclass
+class FinishedIngest(Report):
+    """An ingest run that finished before on the same input files: nothing was run."""
+
+    run_id: str
+    source: str
+    input_files: str
+    seconds: float = 0.0
+
+    def summary(self) -> str:
+        shown = " ".join(word for word in self.input_files.split() if not word.startswith("sha256="))
+        return (f"ingest run {self.run_id} {display(self.source)}: finished before on this input ({shown}): "
+                f"nothing run in {self.seconds:.1f}s")
+
+
+INGEST_STEP = "ingest"
+
+
+def run(ctx: StepContext, params: Params) -> IngestReport | FinishedIngest:
+    """Read ``params.input`` and upsert it into the lake's pages/links/rejects.
+
+    With ``run_id`` the run is recorded in ``step_runs`` (step ``ingest``, ``inputs``: the input
+    files' fingerprint, :meth:`InputFiles.fingerprint`) once everything is committed, and a run of
+    the same id on the same files writes nothing: re-running a scheduler's day leaves the lake as
+    the day's first run left it, pages a later step pruned included (a re-ingest would bring them
+    back).  Changed input files are ingested again under the same id."""
+    fmt = params.format or guess_format(params.input)
+    if params.run_id is None:
+        return _run(ctx, params.input, fmt)
+    run_id = checked_run_id(params.run_id)
+    input_path = qualify(ctx.spark, params.input)
+    files = list_input_files(ctx.spark, input_path).fingerprint() + f" format={fmt}"
+    if _finished_on(ctx.lake, run_id, files):
+        finished = FinishedIngest(run_id=run_id, source=input_path, input_files=files, seconds=ctx.elapsed())
+        log.info(finished.summary())
+        return finished
+    report = _run(ctx, params.input, fmt)
+    _record_finished(ctx, run_id, files)
+    return report
+
+
+def _finished_on(lake: Lake, run_id: str, files: str) -> bool:
+    """Whether ingest run ``run_id`` finished on the input files ``files`` (their fingerprint)."""
+    if not lake.exists(S.STEP_RUNS_TABLE):
+        return False
+    row = (lake.read(S.STEP_RUNS_TABLE).where((F.col(S.RUN_ID) == run_id) & (F.col(S.STEP) == INGEST_STEP))
+           .select("inputs").first())
+    return row is not None and row["inputs"] == files
+
+
+def _record_finished(ctx: StepContext, run_id: str, files: str) -> None:
+    """The ``step_runs`` row of a finished ingest run, replacing the row of its run on other files."""
+    row = ctx.spark.createDataFrame([(run_id, INGEST_STEP, ctx.started_at.replace(tzinfo=None), files)], S.STEP_RUNS)
+    T.STEP_RUNS.ensure(ctx.lake)
+    ctx.lake.merge(S.STEP_RUNS_TABLE, row, [S.RUN_ID, S.STEP], update_set={"started_at": "s.started_at",
+                                                                         "inputs": "s.inputs"},
+                   update_condition="NOT (t.inputs <=> s.inputs)")
 
 
 def _with_format(params: Params) -> Params:
@@ -134,7 +192,8 @@ def _for_run(plan: RunPlan, config: Config) -> Params:
 
 STEP = Step(
     name="ingest", help="upsert crawl edge records into pages/links/rejects", params=Params, run=run,
-    reads=(T.PAGES, T.LINKS), writes=(T.PAGES, T.LINKS, T.REJECTS, T.PAGE_SIGNALS),
+    reads=(T.PAGES, T.LINKS), writes=(T.PAGES, T.LINKS, T.REJECTS, T.PAGE_SIGNALS, T.STEP_RUNS),
     for_run=_for_run, prepare=_with_format,
-    tasks=(Task("ingest", ("--input", "{param:input_root}/{ds}", "--format", "{param:input_format}", "--if-present")),),
+    tasks=(Task("ingest", ("--input", "{param:input_root}/{ds}", "--format", "{param:input_format}", "--if-present",
+                           "--run-id", "{ds}-ingest")),),
 )
