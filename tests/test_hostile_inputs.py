@@ -36,11 +36,22 @@ def edge(i: int, **extra) -> bytes:
     return json.dumps(record).encode() + b"\n"
 
 
+def _program(pid: str) -> str:
+    """The file name of the program process ``pid`` runs (its first argument), "" when unknown."""
+    try:
+        first = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0", 1)[0]
+    except OSError:
+        return ""
+    return os.path.basename(first.decode(errors="replace"))
+
+
 class PeakRss:
     """Peak resident memory, sampled every 200 ms while the block runs: of this process and all
     its descendants (the Spark JVM and its Python workers) together, and of the largest Python
-    worker (a descendant of the JVM: where a materialised line would sit; the suite's background
-    preparations, children of this process, are not workers)."""
+    worker (a descendant of the JVM running a Python executable: where a materialised line would
+    sit; the suite's background preparations, children of this process, are not workers, nor is a
+    child the JVM is spawning, which shares the JVM's memory until it executes its program and
+    is named after the spawning thread)."""
 
     def __init__(self) -> None:
         self.peak = 0
@@ -58,19 +69,19 @@ class PeakRss:
 
     @staticmethod
     def _tree() -> list[tuple[int, str, int, bool]]:
-        """(pid, command name, resident bytes, under a JVM) of this process and its descendants."""
+        """(pid, program, resident bytes, under a JVM) of this process and its descendants."""
         parents: dict[int, int] = {}
         found: dict[int, tuple[int, str, int]] = {}
         for name in os.listdir("/proc"):
             if not name.isdigit():
                 continue
             try:
-                head, tail = Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)
+                _, tail = Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)
             except (OSError, ValueError):
                 continue
             fields = tail.split()
             parents[int(name)] = int(fields[1])
-            found[int(name)] = (int(name), head.split("(", 1)[-1], int(fields[21]) * os.sysconf("SC_PAGE_SIZE"))
+            found[int(name)] = (int(name), _program(name), int(fields[21]) * os.sysconf("SC_PAGE_SIZE"))
         under_jvm: dict[int, bool] = {os.getpid(): False}
         frontier = [os.getpid()]
         while frontier:
@@ -86,7 +97,7 @@ class PeakRss:
             tree = self._tree()
             self.peak = max(self.peak, sum(rss for _, _, rss, _ in tree))
             self.python_peak = max([self.python_peak, *(rss for _, name, rss, below in tree
-                                                        if below and name != "java")])
+                                                        if below and name.startswith("python"))])
             self._stop.wait(0.2)
 
 
