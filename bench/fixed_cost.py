@@ -1,6 +1,6 @@
 """The fixed cost of each step of ``linkgraph run`` on the built-in sample crawl, in one warm session.
 
-    python bench/fixed_cost.py [--lake DIR] [--compare-with OTHER_LAKE] [--jobs]
+    python bench/fixed_cost.py [--lake DIR] [--compare-with OTHER_LAKE] [--jobs] [--conf KEY=VALUE ...]
 
 Starts Spark with the settings ``linkgraph run`` uses on the sample (the built-in local config
 plus ``TINY_DATA_SPARK_CONF``) and times the start (``spark_start_seconds``), then runs every step
@@ -23,7 +23,9 @@ afterwards).  ``--compare-with OTHER_LAKE`` compares every table of the two lake
 the same tables, and in each the same rows (as a multiset) once the columns that record when or in
 which run something happened are dropped (``IGNORED_COLUMNS``); it prints each table that differs
 and ``tables_identical=N/M``, so that a change meant to leave results alone can be checked against
-a lake written before it.  ``--jobs`` prints, per step, its jobs grouped by description.
+a lake written before it.  ``--jobs`` prints, per step, its jobs grouped by description;
+``--conf KEY=VALUE`` (repeatable) sets a Spark setting over the sample's, to try one before
+changing it.
 """
 
 from __future__ import annotations
@@ -184,6 +186,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lake", help="keep the lake here (must not exist or be empty; default: a temporary one)")
     parser.add_argument("--compare-with", metavar="DIR", help="a lake to compare every table's rows with afterwards")
     parser.add_argument("--jobs", action="store_true", help="print each step's jobs grouped by description")
+    parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                        help="a Spark setting over the sample's (repeatable): to try one before changing it")
     args = parser.parse_args(argv)
 
     lake = Path(args.lake) if args.lake else Path(tempfile.mkdtemp(prefix="linkgraph-bench-fixed-cost-"))
@@ -198,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     # ``linkgraph run`` on the sample: the built-in config, the lake, TINY_DATA_SPARK_CONF, its run plan
     config = load_config(None).with_lake_path(str(lake))
     config = dataclasses.replace(config, spark=dataclasses.replace(
-        config.spark, conf={**config.spark.conf, **TINY_DATA_SPARK_CONF}))
+        config.spark, conf={**config.spark.conf, **TINY_DATA_SPARK_CONF, **dict(c.split("=", 1) for c in args.conf)}))
     input_path = write_sample_input(workdir)
     plan = RunPlan(paths.to_uri(str(input_path)), "jsonl", paths.to_uri(str(input_path.parent / "sitemaps")),
                    list(SAMPLE_SEEDS), on_sample=True)

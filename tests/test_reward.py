@@ -158,6 +158,43 @@ def test_block_rounds_equal_the_dense_product_on_a_random_graph(spark):
                 stat.total_rewarded, stat.total_score, stat.largest_change) == pytest.approx(sums, abs=1e-12, rel=0)
 
 
+def test_rounds_of_one_block_in_one_task_equal_a_job_per_round_bit_for_bit(spark):
+    """A run of one block takes all its rounds in one task: the scores and every round's sums are
+    exactly (==) those of one ``BlockRounds.round`` job per round on the same packed shares."""
+    import random
+
+    from linkgraph.rank.spread import BlockRounds
+
+    rng = random.Random(5)
+    n = 60
+    links = {(rng.randrange(n - 2), rng.randrange(n - 2)) for _ in range(300)}
+    rows = [(s, d, rng.choice(["INTERNAL", "NOFOLLOW"]), rng.choice(["CONTENT", "FOOTER"])) for s, d in sorted(links)]
+    shares = R.neighbour_shares(R.link_weights(spark.createDataFrame(rows, LINK_COLUMNS), {"NOFOLLOW": 0.0},
+                                               {"FOOTER": 0.5}))
+    pages = spark.createDataFrame([(p,) for p in range(n)], f"{S.PAGE_ID} long")
+    rewards = spark.createDataFrame([(p, rng.uniform(0, 5), rng.uniform(0, 5)) for p in range(n)], REWARDS)
+    start = spark.createDataFrame([(p, rng.uniform(0, 10)) for p in range(n)], SCORES)
+    vertices = R.round_vertices(pages, shares, rewards)
+    params = R.SpreadParams(send_fraction=0.3, forget_rate=0.1)
+    seen = []
+    final, history = R.run_rounds(start, vertices, shares, params, 4, progress=seen.append)
+    assert [stat.round for stat in history] == [1, 2, 3, 4] and seen == history
+
+    packed = BlockRounds(start, vertices, shares)
+    assert packed.n_blocks == 1
+    try:
+        per_round = []
+        for round_no in range(1, 5):
+            packed.state = R.saved(packed.round(0.3, 0.1, first=round_no == 1))
+            per_round.append(packed.state.drop("block", "scores").first().asDict())
+        expected = _scores(packed.scores())
+    finally:
+        packed.release()
+    assert _scores(final) == expected
+    for stat, sums in zip(history, per_round, strict=True):
+        assert {name: getattr(stat, name) for name in sums} == sums
+
+
 # --- rewards ----------------------------------------------------------------------------------------
 
 RULES = [TermRule(1.0, ["job", "jobs", "career", "hr", "human resources"]),

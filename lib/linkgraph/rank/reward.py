@@ -40,7 +40,7 @@ from pyspark.sql import functions as F
 from linkgraph.lake import schemas as S
 from linkgraph.lake.config import TermRule
 from linkgraph.lake.rows import one_row
-from linkgraph.rank.spread import BLOCK_SIZE, BlockRounds
+from linkgraph.rank.spread import BLOCK, BLOCK_SIZE, ROUND, BlockRounds
 from linkgraph.rank.spread import TOTALS as BLOCK_TOTALS
 
 WEIGHT = "weight"
@@ -289,6 +289,8 @@ def run_rounds(
     packed = BlockRounds(current, vertices, shares, block_size=block_size)
     history: list[RoundStat] = []
     try:
+        if packed.n_blocks == 1:
+            return _rounds_of_one_block(packed, alpha, beta, first_round, rounds, progress)
         for round_no in range(first_round, first_round + rounds):
             started = time.monotonic()
             if packed.n == 0:
@@ -305,6 +307,26 @@ def run_rounds(
         final = saved(packed.scores())
     finally:
         packed.release()
+    return final, history
+
+
+def _rounds_of_one_block(packed: BlockRounds, alpha: float, beta: float, first_round: int, rounds: int,
+                         progress: Callable[[RoundStat], None] | None) -> tuple[DataFrame, list[RoundStat]]:
+    """:func:`run_rounds` of a run of one block (up to ``BLOCK_SIZE`` pages): every round in one
+    task (``BlockRounds.rounds_in_one_task``, the same scores and sums as a job per round),
+    checkpointed once; the driver reads one row of sums per round (``rounds`` rows, no vector).
+    A round's seconds are the run's divided evenly."""
+    started = time.monotonic()
+    rows = saved(packed.rounds_in_one_task(alpha, beta, first_round, rounds))
+    sums = rows.drop("scores").orderBy(ROUND).collect()
+    packed.state = rows.where(F.col(ROUND) == first_round + rounds - 1).select(BLOCK, "scores")
+    final = saved(packed.scores())
+    seconds = (time.monotonic() - started) / rounds
+    history = [RoundStat(round=row[ROUND], seconds=seconds, **{name: float(row[name]) for name in BLOCK_TOTALS})
+               for row in sums]
+    for stat in history:
+        if progress:
+            progress(stat)
     return final, history
 
 

@@ -76,6 +76,12 @@ SCORE_BLOCK = StructType(
     [StructField(BLOCK, IntegerType(), False), StructField("scores", BinaryType(), False)]
     + [StructField(name, DoubleType(), False) for name in TOTALS]
 )
+ROUND = "round"
+ROUND_ROWS = StructType(
+    [StructField(BLOCK, IntegerType(), False), StructField(ROUND, IntegerType(), False),
+     StructField("scores", BinaryType(), True)]
+    + [StructField(name, DoubleType(), False) for name in TOTALS]
+)
 
 
 def _f64(buf: bytes) -> np.ndarray:
@@ -178,6 +184,28 @@ class BlockRounds:
         combine = _combiner(alpha, beta, "reward_first" if first else "reward_later")
         partials = self.shares.groupBy(SB).cogroup(self.state.groupBy(BLOCK)).applyInPandas(_spread, PARTIAL)
         return partials.groupBy(BLOCK).cogroup(self.static.groupBy(BLOCK)).applyInPandas(combine, SCORE_BLOCK)
+
+    def rounds_in_one_task(self, alpha: float, beta: float, first_round: int, rounds: int) -> DataFrame:
+        """Rounds ``first_round`` … ``first_round + rounds - 1`` of a run of one block, all in one
+        task: one row per round (``ROUND``, the block's round sums, ``scores`` the vector after
+        the round in the last row only, null in the others).  The same kernels as :meth:`round`
+        (``_spread`` then the combine) on the same rows in the same order, so the scores and sums
+        are those of as many :meth:`round` calls, bit for bit, without a job and a checkpoint per
+        round.  The task holds what the one block's rounds hold anyway: its share rows and vectors.
+        """
+        assert self.n_blocks == 1, "the rounds of more than one block exchange partials between tasks"
+        last = first_round + rounds - 1
+
+        def run(key, share_pdf: pd.DataFrame, static_pdf: pd.DataFrame) -> pd.DataFrame:
+            state = static_pdf[[BLOCK, "scores"]]
+            out = []
+            for round_no in range(first_round, last + 1):
+                combine = _combiner(alpha, beta, "reward_first" if round_no == 1 else "reward_later")
+                state = combine(key, _spread(key, share_pdf, state), static_pdf)
+                out.append(state.assign(**{ROUND: round_no, "scores": state["scores"] if round_no == last else None}))
+            return pd.concat(out, ignore_index=True)[ROUND_ROWS.fieldNames()]
+
+        return self.shares.groupBy(SB).cogroup(self.static.groupBy(BLOCK)).applyInPandas(run, ROUND_ROWS)
 
     def scores(self) -> DataFrame:
         """(page_id, score) of the current state."""
