@@ -459,13 +459,23 @@ def write_rejects(lake: Lake, rejects: DataFrame) -> int:
 
 def merge_sitemaps(lake: Lake, entries: DataFrame) -> tuple[int, int]:
     """MERGE sitemap entries by url: a changed entry replaces the stored one, an unchanged one is
-    not touched.  Returns (inserted, updated)."""
+    not touched.  Returns (inserted, updated).
+
+    Only the entries that are new or differ from the stored row reach the MERGE (Delta rewrites
+    every file holding a matched row, even one its update condition leaves alone), and entries
+    that are all stored as they are commit nothing: the table's version, which later steps record
+    as their input, stays where it was when a day's sitemaps are ingested again."""
     SITEMAPS.ensure(lake)
-    columns = [f.name for f in SITEMAPS.schema.fields if f.name not in SITEMAPS.keys]
+    names = [f.name for f in SITEMAPS.schema.fields]
+    columns = [c for c in names if c not in SITEMAPS.keys]
+    rows = entries.select(*names)
+    stored = lake.read(SITEMAPS.name).select(*names)
+    same = [F.col(f"s.{c}").eqNullSafe(F.col(f"t.{c}")) for c in names]
+    changed_rows = rows.alias("s").join(stored.alias("t"), on=same, how="left_anti")
+    if changed_rows.isEmpty():
+        return 0, 0
     changed = " OR ".join(f"NOT (t.{c} <=> s.{c})" for c in columns)
-    metrics = lake.merge(SITEMAPS.name, entries.select(*[f.name for f in SITEMAPS.schema.fields]),
-                         keys=list(SITEMAPS.keys),
-                         update_condition=changed)
+    metrics = lake.merge(SITEMAPS.name, changed_rows, keys=list(SITEMAPS.keys), update_condition=changed)
     return metrics.inserted, metrics.updated
 
 
