@@ -93,3 +93,29 @@ def test_a_merge_with_a_key_filter_records_no_filter_bytes_in_its_commit(spark, 
     assertDataFrameEqual(results[1], results[0])
     unfiltered, filtered = sizes
     assert filtered < 64 << 10 and filtered - unfiltered < 1 << 10, sizes
+
+
+def test_what_a_table_was_built_from_survives_the_compaction_commits_after_its_write(spark, tmp_path):
+    """Auto compaction (on in conf/cluster.yaml) commits an ``OPTIMIZE`` right after a write; an
+    ``OPTIMIZE`` run by hand adds another.  Neither changes a row, so the table's ``built_from``
+    and the rows its build wrote stay those of the write: a step that finds its inputs unchanged
+    writes nothing (instead of rebuilding, and so moving every later step's inputs)."""
+    lake = Lake(spark, LakeConfig(path=str(tmp_path / "lake")))
+    spark.conf.set("spark.databricks.delta.autoCompact.enabled", "true")
+    spark.conf.set("spark.databricks.delta.autoCompact.minNumFiles", "2")
+    try:
+        lake.overwrite(S.PAGES_TABLE, _pages(spark, range(1, 41), "a").repartition(4), built_from="inputs v1")
+    finally:
+        spark.conf.set("spark.databricks.delta.autoCompact.enabled", "false")
+        spark.conf.unset("spark.databricks.delta.autoCompact.minNumFiles")
+    lake.delta_table(S.PAGES_TABLE).optimize().executeCompaction()   # nothing left to compact: no commit
+    lake.append(S.PAGES_TABLE, _pages(spark, [41], "b"))
+    lake.overwrite(S.PAGES_TABLE, lake.read(S.PAGES_TABLE).repartition(3), built_from="inputs v2")
+    lake.delta_table(S.PAGES_TABLE).optimize().executeCompaction()
+    operations = [row.operation for row in lake.delta_table(S.PAGES_TABLE).history().collect()]
+    assert operations[:2] == ["OPTIMIZE", "WRITE"] and "OPTIMIZE" in operations[2:], operations
+
+    assert lake.built_from(S.PAGES_TABLE) == "inputs v2"
+    assert lake.rows_written(S.PAGES_TABLE) == 41
+    assert lake.last_build(S.PAGES_TABLE) == ("inputs v2", 41)
+    assert lake.version(S.PAGES_TABLE) == len(operations) - 1   # the version is still the newest

@@ -61,6 +61,13 @@ NOT_YET_A_TABLE_ERRORS = ("DELTA_TABLE_NOT_FOUND", "DELTA_MISSING_DELTA_TABLE")
 
 NOTHING_MERGED = MergeMetrics(inserted=0, updated=0, deleted=0, version=None)
 
+# Commits that rearrange files without changing a row: auto compaction (on in conf/cluster.yaml)
+# commits an ``OPTIMIZE`` right after a write, and maintenance adds the others.  What a table was
+# built from, and how many rows its build wrote, are those of the last commit before them.
+LAYOUT_OPERATIONS = frozenset({"OPTIMIZE", "VACUUM START", "VACUUM END", "REORG"})
+# at most this many layout commits are looked past (auto compaction adds one per write)
+MAX_LAYOUT_COMMITS = 8
+
 
 class Lake:
     # how long a create that met another job's half-created table waits for its first commit
@@ -143,23 +150,37 @@ class Lake:
         return int(self._last_commit(table, version_only=True)["version"])
 
     def _last_commit(self, table: str, version_only: bool = False) -> dict[str, Any]:
-        """``version``, ``userMetadata`` and ``operationMetrics`` of the table's latest commit.
+        """``version`` (the newest) and the ``userMetadata`` and ``operationMetrics`` of the table's
+        last commit that wrote rows: commits that only rearrange files (``LAYOUT_OPERATIONS``, e.g.
+        the ``OPTIMIZE`` auto compaction commits after a write) are looked past, at most
+        ``MAX_LAYOUT_COMMITS`` of them.
 
         In a classic session on a path-based table they come from the driver's ``DeltaLog``: the
         log brought up to date (a listing of the commits since the last checkpoint) and the newest
-        commit file read, which runs no Spark job (about 20 ms where ``history(1)`` runs a job,
+        commit files read, which runs no Spark job (about 20 ms where ``history(1)`` runs a job,
         0.5 s on a warm local session and more on a cluster, and every step asks this a few
-        dozen times).  Elsewhere (Spark Connect, catalog tables) it is ``history(1)``."""
+        dozen times).  Elsewhere (Spark Connect, catalog tables) it is ``history``."""
         log_and_snapshot = self._delta_log_snapshot(table)
         if log_and_snapshot is None:
-            row = one_row(self.delta_table(table).history(1).select("version", "userMetadata", "operationMetrics"))
-            return {"version": row["version"], "userMetadata": row["userMetadata"],
-                    "operationMetrics": dict(row["operationMetrics"] or {})}
+            rows = self.delta_table(table).history(MAX_LAYOUT_COMMITS + 1) \
+                .select("version", "operation", "userMetadata", "operationMetrics").collect()
+            newest = max(rows, key=lambda row: row["version"])
+            if version_only:
+                return {"version": newest["version"]}
+            built = next((row for row in sorted(rows, key=lambda row: -row["version"])
+                          if row["operation"] not in LAYOUT_OPERATIONS), newest)
+            return {"version": newest["version"], "userMetadata": built["userMetadata"],
+                    "operationMetrics": dict(built["operationMetrics"] or {})}
         delta_log, snapshot = log_and_snapshot
         version = int(snapshot.version())
         if version_only:
             return {"version": version}
         info = _commit_info(self.spark._jvm, delta_log, snapshot, version)
+        looked_past = 0
+        while info.get("operation") in LAYOUT_OPERATIONS and looked_past < MAX_LAYOUT_COMMITS \
+                and version - looked_past > 0:
+            looked_past += 1
+            info = _commit_info(self.spark._jvm, delta_log, snapshot, version - looked_past)
         return {"version": version, "userMetadata": info.get("userMetadata"),
                 "operationMetrics": dict(info.get("operationMetrics") or {})}
 
@@ -463,13 +484,19 @@ def _merge_condition(source: DataFrame, keys: list[str], prune_on: str | None, t
 
 
 def _commit_info(jvm: Any, delta_log: Any, snapshot: Any, version: int) -> dict[str, Any]:
-    """The ``commitInfo`` action of commit ``version`` of ``snapshot`` (its newest), read from the
-    commit file on the driver; {} when the commit records none."""
-    deltas = snapshot.logSegment().deltas()
-    if not deltas.isEmpty() and _delta_file_version(deltas.last()) == version:
-        commit_file = deltas.last().getPath()
-    else:   # the newest commit is the checkpoint's own: its file is still in the log
+    """The ``commitInfo`` action of commit ``version`` of ``snapshot`` (its newest or one before),
+    read from the commit file on the driver; {} when the commit records none or its file is gone
+    (log cleanup keeps the commits since the last checkpoint)."""
+    deltas = snapshot.logSegment().deltas()   # the commit files since the checkpoint, oldest first
+    index = deltas.size() - 1
+    while index >= 0 and _delta_file_version(deltas.apply(index)) > version:
+        index -= 1
+    if index >= 0 and _delta_file_version(deltas.apply(index)) == version:
+        commit_file = deltas.apply(index).getPath()
+    else:   # the checkpoint's own commit (or an older one): its file may still be in the log
         commit_file = jvm.org.apache.hadoop.fs.Path(delta_log.logPath(), f"{version:020d}.json")
+        if not commit_file.getFileSystem(delta_log.newDeltaHadoopConf()).exists(commit_file):
+            return {}
     lines = delta_log.store().read(commit_file, delta_log.newDeltaHadoopConf()).iterator()
     while lines.hasNext():
         line = lines.next()
