@@ -119,3 +119,29 @@ def test_what_a_table_was_built_from_survives_the_compaction_commits_after_its_w
     assert lake.rows_written(S.PAGES_TABLE) == 41
     assert lake.last_build(S.PAGES_TABLE) == ("inputs v2", 41)
     assert lake.version(S.PAGES_TABLE) == len(operations) - 1   # the version is still the newest
+
+
+def _ranks(spark, run_id, n):
+    return spark.createDataFrame([(i, 0, 1.0 / n, f"http://a.example.com/{i}", run_id) for i in range(n)],
+                                 "page_id LONG, vector_id INT, rank DOUBLE, url STRING, run_id STRING")
+
+
+def test_the_rank_run_a_step_reads_comes_from_the_log_without_a_spark_job(spark, tmp_path):
+    """``flags`` and ``scores`` ask which rank run ``pagerank`` holds: the run id its write recorded
+    is read from the Delta log, no job; a table written without one (an older release) is read."""
+    lake = Lake(spark, LakeConfig(path=str(tmp_path / "lake")))
+    assert T.latest_rank_run_id(lake) is None
+    T.PAGERANK.overwrite(lake, _ranks(spark, "older", 3).select(*S.PAGERANK.fieldNames()))
+    assert T.latest_rank_run_id(lake) == "older"
+    T.PAGERANK.overwrite(lake, _ranks(spark, "2026-11-17-pagerank", 3).select(*S.PAGERANK.fieldNames()),
+                         built_from=T.rank_run_marker("2026-11-17-pagerank"))
+    tracker = spark.sparkContext.statusTracker()
+    spark.sparkContext.setJobGroup("rank-run-look-up", "the rank run id, from the log")
+    try:
+        assert T.latest_rank_run_id(lake) == "2026-11-17-pagerank"
+    finally:
+        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
+    assert list(tracker.getJobIdsForGroup("rank-run-look-up")) == []
+    T.PAGERANK.overwrite(lake, _ranks(spark, "empty", 0).select(*S.PAGERANK.fieldNames()),
+                         built_from=T.rank_run_marker("empty"))
+    assert T.latest_rank_run_id(lake) is None

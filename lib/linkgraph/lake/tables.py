@@ -30,6 +30,7 @@ functions (``upsert_pages``, ``merge_sitemaps``, ...), never through ``Lake`` di
 from __future__ import annotations
 
 import enum
+import json
 from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame
@@ -521,9 +522,25 @@ def by_page_id(df: DataFrame) -> DataFrame:
     return df.repartitionByRange(S.PAGE_ID).sortWithinPartitions(S.PAGE_ID)
 
 
+def rank_run_marker(run_id: str) -> str:
+    """What a ``pagerank`` commit records as its ``built_from``: the run whose ranks it holds."""
+    return json.dumps({S.RUN_ID: run_id})
+
+
 def latest_rank_run_id(lake: Lake) -> str | None:
-    """The run the ``pagerank`` table holds (it is replaced by each run); None before any."""
-    if not lake.exists(PAGERANK.name):
+    """The run the ``pagerank`` table holds (it is replaced by each run); None before any.
+
+    Read from the Delta log (the run id its last write recorded, :func:`rank_run_marker`), which
+    runs no Spark job; a table written without one (by an older release) is read instead."""
+    build = lake.last_build(PAGERANK.name)
+    if build is None:
         return None
+    built_from, rows = build
+    try:
+        recorded = json.loads(built_from) if built_from else None
+    except ValueError:
+        recorded = None
+    if isinstance(recorded, dict) and isinstance(recorded.get(S.RUN_ID), str):
+        return recorded[S.RUN_ID] if rows else None
     first = lake.read(PAGERANK.name).select(S.RUN_ID).first()
     return first[S.RUN_ID] if first else None

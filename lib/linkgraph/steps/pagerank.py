@@ -221,7 +221,8 @@ def _rank(ctx: StepContext, graph: RankGraph, params: RankParams, teleport: Data
     else:
         result = graphframes_pagerank(graph, params, teleport, progress=_log_iteration)
     pages = lake.read(S.PAGES_TABLE)
-    tables.PAGERANK.overwrite(lake, page_ranks(result.ranks, graph.page_vertices, pages, ctx.run_id))
+    tables.PAGERANK.overwrite(lake, page_ranks(result.ranks, graph.page_vertices, pages, ctx.run_id),
+                              built_from=tables.rank_run_marker(ctx.run_id))
     if state is not None:
         state.clear()
     return result

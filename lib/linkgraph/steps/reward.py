@@ -67,7 +67,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from pyspark import StorageLevel
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 
 from linkgraph import urls
@@ -233,8 +233,9 @@ def _run(ctx: StepContext, rounds: int | None = None, seeds: list[str] | None = 
         ctx = _take_over(ctx, lease)
         report = RewardReport(run_id=ctx.run_id, rounds=rounds, rewards_enabled=rc.rewards,
                               completed_for=asked if asked != ctx.run_id else None)
-        if _finished(lake, ctx.run_id):
-            return _finished_report(ctx, report)
+        finished = _finished_rounds(lake, ctx.run_id)
+        if finished:
+            return _finished_report(ctx, report, finished)
         if signals_path is not None:
             report.signals = ingest_page_signals(ctx.spark, lake, signals_path, signals_source)
         _compute(ctx, report, seed_urls)
@@ -314,9 +315,13 @@ def _recorded(lake: Lake, record: _RunRecord, table: str, schema) -> DataFrame:
     return lake.read_version(table, version)
 
 
-def _finished(lake: Lake, run_id: str) -> bool:
-    return lake.exists(S.REWARD_RUNS_TABLE) and bool(
-        lake.read(S.REWARD_RUNS_TABLE).where(F.col(S.RUN_ID) == run_id).limit(1).count())
+def _finished_rounds(lake: Lake, run_id: str) -> list[Row]:
+    """The ``reward_runs`` rows of run ``run_id``, one per round (at most ``reward.rounds`` + 1),
+    in one job: none unless the run finished (its rows are its last commit)."""
+    if not lake.exists(S.REWARD_RUNS_TABLE):
+        return []
+    return (lake.read(S.REWARD_RUNS_TABLE).where(F.col(S.RUN_ID) == run_id)
+            .select(S.ROUND, "pages", "new_pages", "total_score", "rewards_enabled").collect())
 
 
 def _interrupted_run(lake: Lake) -> str | None:
@@ -346,20 +351,21 @@ def _take_over(ctx: StepContext, lease: Lease) -> StepContext:
     return dataclasses.replace(ctx, run_id=interrupted)
 
 
-def _finished_report(ctx: StepContext, report: RewardReport) -> RewardReport:
-    """The report of a run that completed before (a retry of it writes nothing)."""
+def _finished_report(ctx: StepContext, report: RewardReport, rounds: list[Row]) -> RewardReport:
+    """The report of a run that completed before (a retry of it writes nothing), from its
+    ``reward_runs`` rows."""
     lake, run_id = ctx.lake, ctx.run_id
-    runs = lake.read(S.REWARD_RUNS_TABLE).where(F.col(S.RUN_ID) == run_id)
-    last = one_row(runs.orderBy(F.col(S.ROUND).desc()).limit(1))
-    first = one_row(runs.where(F.col(S.ROUND) == 0))
+    last = max(rounds, key=lambda row: row[S.ROUND])
+    first = next(row for row in rounds if row[S.ROUND] == 0)
     report.rounds, report.pages, report.new_pages = int(last[S.ROUND]), int(first["pages"]), int(first["new_pages"])
     report.total_score = float(last["total_score"])
     report.rewards_enabled = bool(first["rewards_enabled"])
     pruned = (lake.read(S.PRUNED_PAGES_TABLE).where(F.col(S.RUN_ID) == run_id)
               if lake.exists(S.PRUNED_PAGES_TABLE) else None)
-    recorded = pruned.select("links_version").first() if pruned is not None else None
-    if pruned is not None and recorded is not None:
-        report.pruned_pages = pruned.count()
+    recorded = (one_row(pruned.agg(F.count(F.lit(1)).alias("pages"), F.first("links_version").alias("links_version")))
+                if pruned is not None else None)
+    if recorded is not None and recorded["pages"]:
+        report.pruned_pages = int(recorded["pages"])
         old_links = lake.read_version(S.LINKS_TABLE, recorded["links_version"])
         report.pruned_links = R.links_touching(old_links, pruned.select(S.PAGE_ID)).count()
     if lake.exists(S.FEEDS_TABLE):
