@@ -189,7 +189,8 @@ def _uses_background_fixture(item: pytest.Item) -> bool:
 # processes, clusters, notebooks or real data sets.  A module or test marked ``e2e`` (``cluster``,
 # ``slow`` and ``drill`` imply it) or using a fixture of E2E_FIXTURES is e2e; else one using
 # ``spark`` is spark.  ``drill`` tests (killed jobs, executors, workers) are deselected by the
-# default ``-m 'not drill'`` of pyproject.toml and run by ``bench/drills.py``.
+# default ``-m 'not drill and not e2e'`` of pyproject.toml (CI runs ``-m 'e2e and not drill'`` too) and
+# run by ``bench/drills.py``.
 TIERS = ("unit", "spark", "e2e")
 E2E_FIXTURES = {"sample_lake", "hollins_lake", "polblogs_lake", "dist_dir", "dagbag_report"}
 

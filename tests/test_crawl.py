@@ -370,6 +370,7 @@ def warc_dir(tmp_path_factory):
     return directory
 
 
+@pytest.mark.e2e
 def test_ingest_directory_positions_rels_rejects_and_rerun(spark, tmp_path, warc_dir):
     from pyspark.sql import functions as F
     from pyspark.testing import assertDataFrameEqual
@@ -479,6 +480,7 @@ def test_ccgraph_paths(tmp_path):
         ccgraph_paths(str(edges))
 
 
+@pytest.mark.e2e
 def test_ccgraph_import_ranks_like_the_arc_list(spark, tmp_path):
     import networkx as nx
     from pyspark.sql import functions as F

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 from deltalake import DeltaTable
 
 from linkgraph.inputs.textfiles import LineLimits, cut_lines, plan_splits
@@ -25,6 +26,9 @@ from linkgraph.lake.delta import Lake
 from steps_support import ingest_step
 from test_bad_input import gzip_bomb, run_bounded
 from test_crawl import http_response, warc_record
+
+# whole ingests watched for their time and their processes' memory: the e2e tier
+pytestmark = pytest.mark.e2e
 
 MiB = 1 << 20
 GiB = 1 << 30

@@ -203,6 +203,7 @@ def test_arcs_node_ids_become_page_ids(spark, tmp_path):
     assert again.upserted == 0 and again.pages_inserted == 0 and again.rejects_inserted == 0
 
 
+@pytest.mark.e2e
 def test_a_day_ingested_again_by_its_run_id_writes_nothing_until_its_files_change(spark, tmp_path, capsys):
     """``--run-id``: the run's second ingest of the same files commits nothing, so a page pruned
     after the first stays pruned; changed files are ingested again under the same id."""

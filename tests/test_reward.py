@@ -423,6 +423,7 @@ def _finish(monkeypatch, step):
     return result, crash_hook.CRASH_HOOK.tables
 
 
+@pytest.mark.e2e
 def test_reward_step_prunes_pages_with_their_links_and_undoes_it(spark, tmp_path, lake_dir, monkeypatch):
     from linkgraph.cli import main
     from linkgraph.lake.context import StepContext

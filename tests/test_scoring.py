@@ -210,6 +210,7 @@ def test_scores_rerun_with_same_inputs_writes_nothing(scored, spark):
     assert lake.version(S.SEED_SCORES_TABLE) == version
 
 
+@pytest.mark.e2e
 def test_scores_without_seeds_writes_page_flags_and_a_frontier_of_every_uncrawled_page(spark, tmp_path, capsys):
     """``linkgraph scores`` with ``scores.seeds: []`` and no ``--seeds`` on a lake with pages, links
     and a rank run: exit 0; flags first, then seed scores without hop depth (every page in scope,

@@ -96,6 +96,7 @@ def _runs(lake: Lake, table: str) -> set[str]:
     return {r[S.RUN_ID] for r in lake.read(table).select(S.RUN_ID).distinct().collect()}
 
 
+@pytest.mark.e2e
 def test_per_run_tables_keep_the_last_retention_runs_runs(spark, tmp_path):
     """Five runs with ``retention.runs: 2``: the first two and the last by the steps themselves,
     the two between written as the steps write them; the last run's commit drops the older ones."""

@@ -300,6 +300,7 @@ def test_wat_page_reads_anchors_only():
 
 # --- the lakes ---------------------------------------------------------------------------------
 
+@pytest.mark.e2e
 def test_wat_and_warc_of_the_same_pages_give_the_same_lake(spark, tmp_path):
     from pyspark.sql import functions as F
     from pyspark.testing import assertDataFrameEqual
