@@ -2,7 +2,7 @@
 
 Every step is ``linkgraph.steps.<module>.run(ctx, params)``; these wrap the two that many tests
 run only to prepare a lake.  A ``Params`` field that names a config key (``pagerank.Params.tol``,
-say) is not applied by ``run``: set the config, or pass ``registry.with_overrides(config, params)``.
+say) is applied by ``run`` as the flag is (``registry.with_params``).
 """
 
 from __future__ import annotations

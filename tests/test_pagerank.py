@@ -427,3 +427,45 @@ def test_partial_entries_are_distinct_source_block_destination_page_pairs(spark)
     assert result.blocks == 2 and result.iterations == 3
     assert result.exchange_rows == 4
     assert np.abs(as_matrix(result, 4)[0] - power_iteration(4, edges, tol=1e-300, max_iter=3)[0]).max() < 1e-12
+
+
+def test_rank_params_come_from_every_field_of_the_rank_config():
+    """One way from config to an engine: every ``RankParams`` field is the ``rank`` key of its
+    name (centrality once left out ``block_bytes``, analyze four of them)."""
+    import dataclasses
+
+    config = config_from_dict({"rank": {"damping": 0.8, "tol": 1e-3, "max_iter": 7, "blocks": 3,
+                                        "block_max_vertices": 11, "checkpoint_every": 4, "single_task": False,
+                                        "block_bytes": 4096, "lineage_every": 5}})
+    params = RankParams.from_config(config.rank)
+    assert {f.name: getattr(params, f.name) for f in dataclasses.fields(RankParams)} == {
+        "damping": 0.8, "tol": 1e-3, "max_iter": 7, "blocks": 3, "block_max_vertices": 11, "checkpoint_every": 4,
+        "single_task": False, "block_bytes": 4096, "lineage_every": 5}
+    assert RankParams.from_config(config.rank, max_iter=2).max_iter == 2
+
+
+def test_params_given_to_run_are_honoured_and_tol_is_refused_where_it_does_not_apply(spark, tmp_path):
+    """``pagerank.run(ctx, Params(tol=…, max_iter=…))`` — the idiom of tests and benches — means
+    what the flags mean; ``--tol`` with the graphframes engine (a fixed iteration count) is a
+    usage error, whether the engine comes from the flag or the config."""
+    from linkgraph.errors import UsageError
+    from linkgraph.lake.context import StepContext
+
+    edges = tmp_path / "edges.jsonl"
+    edges.write_text("".join(
+        f'{{"from_url": "http://a{i % 7}.example.com/", "to_url": "http://a{(i * 3 + 1) % 7}.example.com/p{i}"}}\n'
+        for i in range(30)))
+    config = config_from_dict({"lake": {"path": str(tmp_path / "lake")}})
+    from steps_support import ingest_step
+    ingest_step(spark, config, str(edges), "jsonl")
+    loose = pagerank_step(spark, config, pagerank.Params(tol=1e-3))
+    capped = pagerank_step(spark, config, pagerank.Params(max_iter=1))
+    strict = pagerank_step(spark, config, pagerank.Params())
+    assert loose.converged and strict.converged and not capped.converged
+    assert capped.iterations == 1 < loose.iterations < strict.iterations
+    assert strict.final_l1 < 1e-6 and 1e-6 <= loose.final_l1 < 1e-3
+    with pytest.raises(UsageError, match="--tol does not apply to the graphframes engine"):
+        pagerank_step(spark, config, pagerank.Params(engine="graphframes", tol=1e-3))
+    graphframes = config_from_dict({"lake": {"path": str(tmp_path / "lake")}, "rank": {"engine": "graphframes"}})
+    with pytest.raises(UsageError, match="--tol does not apply"):
+        pagerank.run(StepContext.create(spark, graphframes), pagerank.Params(tol=1e-3))

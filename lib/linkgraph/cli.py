@@ -385,9 +385,7 @@ def cmd_plan(args: argparse.Namespace, config: Config) -> int:
     if links is None or pages is None:
         measured = _measured_graph(args, config)
         links, pages = links if links is not None else measured[0], pages if pages is not None else measured[1]
-    rc = config.rank
-    params = RankParams(blocks=rc.blocks, block_max_vertices=rc.block_max_vertices, single_task=rc.single_task,
-                        block_bytes=rc.block_bytes, lineage_every=rc.lineage_every)
+    params = RankParams.from_config(config.rank)
     inputs = PlanInputs(links, pages, _positive(args.vectors, "--vectors"), _positive(args.cores, "--cores"),
                         _positive(args.executor_cores, "--executor-cores"))
     print("\n".join(make_plan(inputs, params).lines()))

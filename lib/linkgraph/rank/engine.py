@@ -48,11 +48,13 @@ job per iteration, its per-iteration statistics reported when the task ends.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -74,6 +76,9 @@ from linkgraph.lake import checkpoints
 from linkgraph.lake.schemas import RANK, VECTOR_ID
 from linkgraph.rank.graph import DST, SRC, VERTEX, WEIGHT, RankGraph
 from linkgraph.rank.teleport import UNIFORM_VERTEX
+
+if TYPE_CHECKING:
+    from linkgraph.lake.config import RankConfig
 
 log = logging.getLogger(__name__)
 
@@ -132,6 +137,14 @@ class RankParams:
     single_task: bool = True        # a graph whose packed links fit block_bytes is iterated inside one task
     block_bytes: int = DEFAULT_BLOCK_BYTES
     lineage_every: int = 10         # iterations between reliable checkpoints of the rank RDD
+
+    @classmethod
+    def from_config(cls, rank: RankConfig, **overrides: Any) -> RankParams:
+        """The engine parameters of the ``rank`` config section, every field of it, with
+        ``overrides`` (e.g. analyze's ``max_iter=analysis.authority_max_iter``): the one way from
+        config (and the flags the CLI applied to it) to an engine."""
+        values = {f.name: getattr(rank, f.name) for f in dataclasses.fields(cls)}
+        return cls(**{**values, **overrides})
 
 
 @dataclass

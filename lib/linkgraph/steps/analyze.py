@@ -169,8 +169,7 @@ def _write_domain_authority(ctx: StepContext, domains: DataFrame, domain_links: 
     """PageRank over the weighted domain graph, scaled (``domains.authority_scale``)."""
     ac, rc = ctx.config.analysis, ctx.config.rank
     graph, index = D.domain_rank_graph(domains, domain_links, ac.authority_weight)
-    params = RankParams(damping=rc.damping, tol=rc.tol, max_iter=ac.authority_max_iter,
-                        block_max_vertices=rc.block_max_vertices, block_bytes=rc.block_bytes)
+    params = RankParams.from_config(rc, max_iter=ac.authority_max_iter)
     result = BlockEngine(ctx.spark, params).run(graph)
     authority = result.ranks.join(index, on=VERTEX, how="inner").select(S.DOMAIN, F.col(S.RANK).alias(S.AUTHORITY))
     log.info("analyze: domain authority over %d domains: %d iterations, converged=%s",

@@ -27,7 +27,7 @@ from linkgraph.lake.ids import number_in_order
 from linkgraph.rank.engine import BlockEngine, RankParams
 from linkgraph.rank.graph import VERTEX, RankGraph
 from linkgraph.rank.hyperball import BallStep, HyperBall, relative_standard_error, require_fits
-from linkgraph.steps.registry import Step, option
+from linkgraph.steps.registry import Step, option, with_params
 
 log = logging.getLogger(__name__)
 
@@ -78,9 +78,7 @@ def _run(ctx: StepContext, level: str) -> CentralityReport:
         if need.total > rc.block_bytes:
             require_fits(need, rc.block_bytes, f"the {level} graph", _fitting_level(ctx, hyperball, level))
         balls = hyperball.run(edges, graph.n, progress=_log_step, arcs=report.arcs)
-        params = RankParams(damping=rc.damping, tol=rc.tol, max_iter=rc.max_iter,
-                            block_max_vertices=rc.block_max_vertices, checkpoint_every=rc.checkpoint_every,
-                            single_task=rc.single_task)
+        params = RankParams.from_config(rc)
         ranked = BlockEngine(ctx.spark, params).run(RankGraph(vertices=None, edges=edges.select(SRC, DST), n=graph.n))
         rows = centrality_rows(vertices, balls.harmonic, ranked.ranks, level, balls.iterations, ctx.run_id)
         T.CENTRALITY[level].overwrite(lake, rows)
@@ -153,7 +151,7 @@ class Params:
 
 
 def run(ctx: StepContext, params: Params) -> CentralityReport:
-    return _run(ctx, params.level)
+    return _run(with_params(ctx, params), params.level)
 
 
 STEP = Step(

@@ -17,7 +17,7 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from linkgraph.errors import EmptyTeleportError, MissingTableError
+from linkgraph.errors import EmptyTeleportError, MissingTableError, UsageError
 from linkgraph.inputs import readers
 from linkgraph.lake import schemas as S
 from linkgraph.lake import tables
@@ -30,7 +30,7 @@ from linkgraph.rank.gf import graphframes_pagerank
 from linkgraph.rank.graph import VERTEX, RankGraph, build_rank_graph
 from linkgraph.rank.naive import naive_pagerank
 from linkgraph.rank.state import DeltaStateStore
-from linkgraph.steps.registry import RunPlan, Step, Task, checked_run_id, comma_groups, option
+from linkgraph.steps.registry import RunPlan, Step, Task, checked_run_id, comma_groups, option, with_params
 from linkgraph.urls import canonical_seed_urls
 
 log = logging.getLogger(__name__)
@@ -104,11 +104,7 @@ def _run(ctx: StepContext, personalization: PersonalizationSpec | None = None,
     trusted = _trusted_seeds(ctx, personalization)
     if trusted:
         teleport, n_vectors = trust_teleport(graph, pages, trusted)
-    params = RankParams(
-        damping=rc.damping, tol=rc.tol, max_iter=rc.max_iter, blocks=rc.blocks,
-        block_max_vertices=rc.block_max_vertices, checkpoint_every=rc.checkpoint_every, single_task=rc.single_task,
-        block_bytes=rc.block_bytes, lineage_every=rc.lineage_every,
-    )
+    params = RankParams.from_config(rc)
     # "host_order": vertices numbered by url_key, so a rank state saved by a version that numbered
     # them by page id is never resumed
     key = (rc.engine, params, graph_version, graph.n, graph.n_edges, personalization.describe(), warm_start,
@@ -277,6 +273,10 @@ class Params:
 
 
 def run(ctx: StepContext, params: Params) -> RankRunReport:
+    ctx = with_params(ctx, params)
+    if ctx.config.rank.engine == "graphframes" and params.tol is not None:
+        raise UsageError("--tol does not apply to the graphframes engine, which runs --max-iter iterations "
+                         "(rank.max_iter): leave --tol out")
     if params.run_id is not None:
         ctx = dataclasses.replace(ctx, run_id=checked_run_id(params.run_id))
         done = finished_run(ctx.lake, params.run_id)

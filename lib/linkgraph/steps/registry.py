@@ -215,6 +215,12 @@ def with_overrides(config: Config, params: Any) -> Config:
     return config
 
 
+def with_params(ctx: StepContext, params: Any) -> StepContext:
+    """``ctx`` with the config keys that ``params`` set applied (:func:`with_overrides`, which the
+    CLI applies too): ``run(ctx, Params(tol=...))`` means what ``--tol`` means."""
+    return ctx.with_config(with_overrides(ctx.config, params))
+
+
 def path_fields(params: Any) -> list[tuple[str, str]]:
     """(field name, what) of every input-path field that is set."""
     return [(f.name, f.metadata["path"]) for f in _fields(type(params))

@@ -82,7 +82,7 @@ from linkgraph.lake.leases import Lease
 from linkgraph.lake.reliability import retry_on_conflict
 from linkgraph.lake.rows import one_row
 from linkgraph.rank import reward as R
-from linkgraph.steps.registry import RunPlan, Step, Task, comma_groups, option
+from linkgraph.steps.registry import RunPlan, Step, Task, comma_groups, option, with_params
 
 log = logging.getLogger(__name__)
 
@@ -706,6 +706,7 @@ class Params:
 
 
 def run(ctx: StepContext, params: Params) -> RewardReport | UndoReport:
+    ctx = with_params(ctx, params)
     if params.undo_prune:
         return undo(ctx, params.undo_prune)
     if params.run_id is not None:
