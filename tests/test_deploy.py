@@ -12,24 +12,33 @@ from pathlib import Path
 import pytest
 import yaml
 
+from linkgraph.steps.registry import Registry
+
 REPO = Path(__file__).resolve().parents[1]
 
-# the pipeline's deployment tasks: task -> (the linkgraph command it runs, the tasks it waits for);
-# also asserted for the Airflow DAG.  Both files are generated from the step registry.
-PIPELINE_UPSTREAM = {
-    "ingest": set(),
-    # the reward run's prune deletes pages and links: everything that reads the graph follows it
-    "reward": {"ingest"},
-    "analyze": {"reward"},
-    "ingest_sitemaps": {"ingest"},
-    # both replace `pagerank`: the uniform run commits last, so scores and the flags read it
-    "personalized_pagerank": {"analyze"},
-    "pagerank": {"analyze", "personalized_pagerank"},
-    "scores": {"ingest_sitemaps", "pagerank"},
-    "compress": {"reward"},
-}
-PIPELINE_COMMANDS = {task: {"personalized_pagerank": "pagerank", "ingest_sitemaps": "ingest-sitemaps"}.get(task, task)
-                     for task in PIPELINE_UPSTREAM}
+# the pipeline's deployment tasks, from the step registry (which the DAG and the bundle are
+# generated from): task -> the tasks it waits for, and task -> the linkgraph command it runs
+PIPELINE_UPSTREAM = {task.task_id: set(upstream) for _, task, upstream in Registry.default().deployed_tasks()}
+PIPELINE_COMMANDS = {task.task_id: step.name for step, task, _ in Registry.default().deployed_tasks()}
+
+
+def _waits_for(task: str, before: str) -> bool:
+    """True when ``task`` runs only after ``before`` (directly or through other tasks)."""
+    upstream = PIPELINE_UPSTREAM[task]
+    return before in upstream or any(_waits_for(other, before) for other in upstream)
+
+
+def test_the_deployed_tasks_run_in_the_orders_the_lake_needs():
+    """The orders the shipped pipeline depends on, whatever steps are added: the reward run's
+    prune deletes pages and links, so everything that reads the graph follows it; both rank tasks
+    replace `pagerank` and the uniform run commits last, so scores and the flags read it."""
+    assert PIPELINE_UPSTREAM["ingest"] == set()
+    for task in PIPELINE_UPSTREAM.keys() - {"ingest", "reward", "ingest_sitemaps"}:
+        assert _waits_for(task, "reward"), task
+    assert _waits_for("reward", "ingest") and _waits_for("ingest_sitemaps", "ingest")
+    assert _waits_for("pagerank", "personalized_pagerank")
+    assert _waits_for("scores", "pagerank") and _waits_for("scores", "ingest_sitemaps")
+    assert PIPELINE_COMMANDS["personalized_pagerank"] == "pagerank"
 
 
 def load_job(name: str):
