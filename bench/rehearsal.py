@@ -72,7 +72,10 @@ TOPIC = "jobs,career,hr"
 RETRY_DELAY_SECONDS = 5
 # columns that record when or how long, not what: left out of the content comparisons
 TIMING_COLUMNS = {"seconds", "started_at", "pruned_at", "rejected_at", "history", "saved_at"}
-TIMING_BY_TABLE = {"feeds": {"discovered_at", "last_seen_at"}}
+# and per table: `feeds`' sighting times; analyze names each domain-authority computation with a
+# run id of its own (a re-run with unchanged inputs writes nothing, so keeps it; a run after a kill
+# computes it again under a new id, with the same content)
+TIMING_BY_TABLE = {"feeds": {"discovered_at", "last_seen_at"}, "domain_authority": {"run_id"}}
 TRANSIENT_TABLES = {"rank_state", "_checkpoints", "_leases"}
 
 

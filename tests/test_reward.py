@@ -195,6 +195,36 @@ def test_rounds_of_one_block_in_one_task_equal_a_job_per_round_bit_for_bit(spark
         assert {name: getattr(stat, name) for name in sums} == sums
 
 
+def test_rounds_give_the_same_bits_whatever_order_the_shares_arrive_in(spark):
+    """A re-run, or a retry after a lost executor, gets the shares from the shuffle in another
+    order: the scores and every round's sums are still the same bits (scores of very different
+    sizes, so that another order of the sums would show), with one block and with several."""
+    import random
+
+    rng = random.Random(11)
+    n = 80
+    links = {(rng.randrange(n), rng.randrange(n)) for _ in range(700)}
+    rows = [(s, d, "INTERNAL", rng.choice(["CONTENT", "FOOTER"])) for s, d in sorted(links) if s != d]
+    shares = R.neighbour_shares(R.link_weights(spark.createDataFrame(rows, LINK_COLUMNS), {}, {"FOOTER": 0.5}))
+    pages = spark.createDataFrame([(p,) for p in range(n)], f"{S.PAGE_ID} long")
+    rewards = spark.createDataFrame([(p, rng.uniform(0, 5), rng.uniform(0, 5)) for p in range(n)], REWARDS)
+    start = spark.createDataFrame([(p, rng.choice([1e-7, 1.0, 1e7]) * rng.uniform(1, 2)) for p in range(n)], SCORES)
+    vertices = R.round_vertices(pages, shares, rewards)
+    params = R.SpreadParams(send_fraction=0.3, forget_rate=0.1)
+    orders = [shares, shares.orderBy(F.rand(1)).repartition(5),
+              shares.orderBy(F.desc(S.PAGE_ID), F.desc(R.NEIGHBOUR_ID)).coalesce(1)]
+    for block_size in (65_536, 9):
+        runs = [R.run_rounds(start, vertices, ordered, params, 3, block_size=block_size) for ordered in orders]
+        def sums(history):
+            return [(h.round, h.total_score_before, h.total_sent, h.total_received, h.total_forgotten,
+                     h.total_rewarded, h.total_score, h.largest_change) for h in history]
+
+        first_scores, first_sums = _scores(runs[0][0]), sums(runs[0][1])
+        for final, history in runs[1:]:
+            assert _scores(final) == first_scores, block_size
+            assert sums(history) == first_sums, block_size
+
+
 # --- rewards ----------------------------------------------------------------------------------------
 
 RULES = [TermRule(1.0, ["job", "jobs", "career", "hr", "human resources"]),

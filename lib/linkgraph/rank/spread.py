@@ -65,6 +65,7 @@ STATIC_BLOCK = StructType(
 PARTIAL = StructType(
     [
         StructField(BLOCK, IntegerType(), False),
+        StructField("source", IntegerType(), False),  # the source block (the order of the sums)
         StructField("is_old", IntegerType(), False),
         StructField("targets", BinaryType(), True),   # int32 (None for the old scores)
         StructField("values", BinaryType(), False),   # float64
@@ -165,7 +166,9 @@ class BlockRounds:
             # call per few hundred shares)
             s, d, share = pdf["s"].to_numpy(), pdf["d"].to_numpy(), pdf["share"].to_numpy(dtype=np.float64)
             chunk = s // chunk_sources
-            order = np.argsort(chunk, kind="stable")
+            # the shares in one order whatever order the shuffle delivered them in: a round's sums
+            # (bincount over them) are then the same bits on every run
+            order = np.lexsort((share, d, s, chunk))
             s, d, share, chunk = s[order], d[order], share[order], chunk[order]
             starts = np.flatnonzero(np.r_[True, chunk[1:] != chunk[:-1]])
             rows = []
@@ -226,12 +229,17 @@ def _spread(key, share_pdf: pd.DataFrame, score_pdf: pd.DataFrame) -> pd.DataFra
     """A source block's round output: its old scores, and per destination block one sparse
     partial (the chunks' partials ``Σ s[src] · share`` summed per target)."""
     if score_pdf.empty:
-        return pd.DataFrame({BLOCK: [], "is_old": [], "targets": [], "values": []})
+        return pd.DataFrame({BLOCK: [], "source": [], "is_old": [], "targets": [], "values": []})
     scores = _f64(score_pdf["scores"].iat[0])
-    blocks, kinds = [int(score_pdf[BLOCK].iat[0])], [1]
+    source = int(score_pdf[BLOCK].iat[0])
+    blocks, kinds = [source], [1]
     targets: list[bytes | None] = [None]
     values = [scores.tobytes()]
     by_block: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
+    # the rows in one order (destination block, first source; a pair's rows hold disjoint
+    # sources), whatever order the cache returns them in, so the partials are summed in one order
+    first_source = [int(_i32(sources)[0]) if len(sources) else -1 for sources in share_pdf["sources"]]
+    share_pdf = share_pdf.assign(_first=first_source).sort_values([DB, "_first"], kind="stable")
     columns = (share_pdf[DB], share_pdf["sources"], share_pdf["slots"], share_pdf["shares"],
                share_pdf["targets"])
     for db, sources, slots, share, reached in zip(*columns, strict=True):
@@ -250,7 +258,8 @@ def _spread(key, share_pdf: pd.DataFrame, score_pdf: pd.DataFrame) -> pd.DataFra
         kinds.append(0)
         targets.append(reached_all.astype(np.int32).tobytes())
         values.append(summed.tobytes())
-    return pd.DataFrame({BLOCK: blocks, "is_old": kinds, "targets": targets, "values": values})
+    return pd.DataFrame({BLOCK: blocks, "source": [source] * len(blocks), "is_old": kinds, "targets": targets,
+                         "values": values})
 
 
 def _combiner(alpha: float, beta: float, reward_column: str):
@@ -263,6 +272,7 @@ def _combiner(alpha: float, beta: float, reward_column: str):
         reward = _f64(static_pdf[reward_column].iat[0])
         incoming = np.zeros(len(reward))
         old = None
+        parts = parts.sort_values("source", kind="stable")   # summed in one order on every run
         for is_old, reached, values in zip(parts["is_old"], parts["targets"], parts["values"], strict=True):
             if is_old:
                 old = _f64(values)
