@@ -364,7 +364,7 @@ def _finished_report(ctx: StepContext, report: RewardReport, rounds: list[Row]) 
               if lake.exists(S.PRUNED_PAGES_TABLE) else None)
     recorded = (one_row(pruned.agg(F.count(F.lit(1)).alias("pages"), F.first("links_version").alias("links_version")))
                 if pruned is not None else None)
-    if recorded is not None and recorded["pages"]:
+    if pruned is not None and recorded is not None and recorded["pages"]:
         report.pruned_pages = int(recorded["pages"])
         old_links = lake.read_version(S.LINKS_TABLE, recorded["links_version"])
         report.pruned_links = R.links_touching(old_links, pruned.select(S.PAGE_ID)).count()
