@@ -225,6 +225,38 @@ def test_rounds_give_the_same_bits_whatever_order_the_shares_arrive_in(spark):
             assert sums(history) == first_sums, block_size
 
 
+def test_shares_new_page_scores_and_totals_give_the_same_bits_whatever_order_the_links_arrive_in(spark):
+    """The sums before the rounds — a page's total link weight, a new page's inherited score,
+    a table's total score — are the same bits when the links and scores come in another order
+    (weights and scores of very different sizes, so that another order of the sums would show)."""
+    import random
+
+    rng = random.Random(5)
+    n = 60
+    links = sorted({(rng.randrange(n), rng.randrange(n)) for _ in range(900)})
+    rows = [(s, d, "INTERNAL", rng.choice(["CONTENT", "FOOTER", "NAV"])) for s, d in links if s != d]
+    position_weights = {"FOOTER": 1e-9, "NAV": 3.7e7, "CONTENT": 0.3}
+    scored = [(p, rng.choice([1e-7, 1.0, 1e7]) * rng.uniform(1, 2)) for p in range(0, n, 2)]
+    pages = spark.createDataFrame([(p,) for p in range(n)], f"{S.PAGE_ID} long")
+    seeds = spark.createDataFrame([(1,)], f"{S.PAGE_ID} long")
+
+    def outcome(link_rows, score_rows, partitions):
+        links_df = spark.createDataFrame(link_rows, LINK_COLUMNS).repartition(partitions)
+        previous = spark.createDataFrame(score_rows, SCORES).repartition(partitions)
+        weighted = R.link_weights(links_df, {}, position_weights)
+        shares = {(r[S.PAGE_ID], r[R.NEIGHBOUR_ID]): r[R.SHARE] for r in R.neighbour_shares(weighted).collect()}
+        started = R.initial_scores(pages, previous, weighted, seeds, 0.2, 5.0)
+        total = started.agg(R.exact_total(S.SCORE)).first()[0]
+        return shares, _scores(started), total
+
+    first = outcome(rows, scored, 1)
+    for seed in (1, 2):
+        shuffled_rows, shuffled_scores = rows[:], scored[:]
+        random.Random(seed).shuffle(shuffled_rows)
+        random.Random(seed).shuffle(shuffled_scores)
+        assert outcome(shuffled_rows, shuffled_scores, 3 + seed) == first, seed
+
+
 # --- rewards ----------------------------------------------------------------------------------------
 
 RULES = [TermRule(1.0, ["job", "jobs", "career", "hr", "human resources"]),

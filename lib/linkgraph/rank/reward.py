@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
+from pyspark.sql.types import DecimalType
 
 from linkgraph.lake import schemas as S
 from linkgraph.lake.config import TermRule
@@ -51,6 +52,32 @@ FEED_FIRST, FEED_LATER = "feed_first", "feed_later"
 REWARD_FIRST, REWARD_LATER = "reward_first", "reward_later"
 SENDS = "sends"
 IS_NEW = "is_new"
+
+# Totals are summed as decimals of this type: exact, so the same bits whatever order the rows
+# arrive in (a retried task or a lost executor changes that order); 18 digits after the point
+# (each value rounded to 1e-18 points first: 1e9 pages move a total by at most 5e-10), 20 before
+# (totals up to 1e20 points; a larger one stops the job with Spark's decimal overflow error).
+EXACT_TOTAL = DecimalType(38, 18)
+
+
+def exact_total(column: str | Column) -> Column:
+    """The sum of a double column over a group or a table, the same bits in any row order: each
+    value rounded to 1e-18, summed exactly as a decimal, the total returned as a double."""
+    value = F.col(column) if isinstance(column, str) else column
+    return F.sum(value.cast(EXACT_TOTAL)).cast("double")
+
+
+def sum_in_order(df: DataFrame, key: str, order: str, value: Column, alias: str) -> DataFrame:
+    """(key, alias): ``value`` summed per ``key`` in ``order``'s order, the same bits whatever
+    order the shuffle delivers the rows in. The rows of a key meet in one partition sorted by
+    (key, order), and the aggregate that follows adds them in that order (no exchange between
+    its partial and final step); ``order`` must be unique within a key. Memory per task stays
+    bounded: the sort spills."""
+    return (
+        df.repartition(key).sortWithinPartitions(key, order)
+        .groupBy(key).agg(F.sum(value).alias(alias))
+    )
+
 
 # A term matches where no letter, digit or underscore touches it on either side (Java regex,
 # Unicode-aware case folding), so "hr" does not match inside "hrms" and "job" not inside "jobs".
@@ -109,8 +136,9 @@ def neighbour_shares(weighted_links: DataFrame) -> DataFrame:
     both = positive.select(F.col(S.SRC_ID).alias(S.PAGE_ID), F.col(S.DST_ID).alias(NEIGHBOUR_ID), WEIGHT).unionByName(
         positive.select(F.col(S.DST_ID).alias(S.PAGE_ID), F.col(S.SRC_ID).alias(NEIGHBOUR_ID), WEIGHT)
     )
+    # links are unique per (src, dst): at most two weights per pair, whose sum has no order
     pairs = both.groupBy(S.PAGE_ID, NEIGHBOUR_ID).agg(F.sum(WEIGHT).alias(WEIGHT))
-    totals = pairs.groupBy(S.PAGE_ID).agg(F.sum(WEIGHT).alias("_total"))
+    totals = sum_in_order(pairs, S.PAGE_ID, NEIGHBOUR_ID, F.col(WEIGHT), "_total")
     return pairs.join(totals, on=S.PAGE_ID, how="inner").select(
         S.PAGE_ID, NEIGHBOUR_ID, (F.col(WEIGHT) / F.col("_total")).alias(SHARE)
     )
@@ -219,16 +247,15 @@ def initial_scores(
     """
     known = previous.select(S.PAGE_ID, S.SCORE).join(page_ids.select(S.PAGE_ID), on=S.PAGE_ID, how="inner")
     new = page_ids.select(S.PAGE_ID).join(known.select(S.PAGE_ID), on=S.PAGE_ID, how="left_anti")
-    out_total = weighted_links.groupBy(S.SRC_ID).agg(F.sum(WEIGHT).alias("_out"))
-    inherited = (
+    out_total = sum_in_order(weighted_links, S.SRC_ID, S.DST_ID, F.col(WEIGHT), "_out")
+    inherited = sum_in_order(
         weighted_links.where(F.col(WEIGHT) > 0)
         .join(new.select(F.col(S.PAGE_ID).alias(S.DST_ID)), on=S.DST_ID, how="inner")
         .join(known.select(F.col(S.PAGE_ID).alias(S.SRC_ID), S.SCORE), on=S.SRC_ID, how="inner")
-        .join(out_total, on=S.SRC_ID, how="inner")
-        .groupBy(F.col(S.DST_ID).alias(S.PAGE_ID))
-        .agg(F.sum(F.lit(float(new_page_fraction)) * F.col(S.SCORE) * F.col(WEIGHT) / F.col("_out"))
-             .alias("_inherited"))
-    )
+        .join(out_total, on=S.SRC_ID, how="inner"),
+        S.DST_ID, S.SRC_ID,
+        F.lit(float(new_page_fraction)) * F.col(S.SCORE) * F.col(WEIGHT) / F.col("_out"), "_inherited",
+    ).withColumnRenamed(S.DST_ID, S.PAGE_ID)
     seeds = seed_ids.select(S.PAGE_ID).distinct().withColumn("_seed", F.lit(float(seed_score)))
     started = (
         new.join(inherited, on=S.PAGE_ID, how="left")
@@ -298,7 +325,8 @@ def run_rounds(
             else:
                 packed.state = saved(packed.round(alpha, beta, first=round_no == 1))
                 totals = one_row(packed.state.agg(
-                    *[(F.max if name == "largest_change" else F.sum)(name).alias(name) for name in BLOCK_TOTALS]))
+                    *[(F.max(name) if name == "largest_change" else exact_total(name)).alias(name)
+                      for name in BLOCK_TOTALS]))
                 sums = {name: float(value or 0.0) for name, value in totals.asDict().items()}
             stat = RoundStat(round=round_no, seconds=time.monotonic() - started, **sums)
             history.append(stat)

@@ -407,8 +407,8 @@ def _start_scores(ctx: StepContext, cache: _Cache, inputs: _Inputs, report: Rewa
     round0 = one_row(start.agg(
         F.count("*").alias("pages"),
         F.sum(F.col(R.IS_NEW).cast("long")).alias("new_pages"),
-        F.sum(F.when(~F.col(R.IS_NEW), F.col(S.SCORE))).alias("before"),
-        F.sum(F.when(F.col(R.IS_NEW), F.col(S.SCORE))).alias("initialised"),
+        R.exact_total(F.when(~F.col(R.IS_NEW), F.col(S.SCORE))).alias("before"),
+        R.exact_total(F.when(F.col(R.IS_NEW), F.col(S.SCORE))).alias("initialised"),
         F.max(F.when(F.col(R.IS_NEW), F.col(S.SCORE))).alias("largest"),
     ))
     report.pages, report.new_pages = int(round0["pages"]), int(round0["new_pages"] or 0)
@@ -448,7 +448,7 @@ def _write_results(ctx: StepContext, cache: _Cache, inputs: _Inputs, final: Data
         _refuse_a_large_prune(report, rc.max_prune_share)
         T.REWARD_SCORES.overwrite(lake, kept_scores.join(inputs.pages, on=S.PAGE_ID, how="left").select(
             S.PAGE_ID, S.URL, S.SCORE, F.lit(report.run_id).alias(S.RUN_ID)))
-    report.total_score = float(one_row(kept_scores.agg(F.sum(S.SCORE)))[0] or 0.0)
+    report.total_score = float(one_row(kept_scores.agg(R.exact_total(S.SCORE)))[0] or 0.0)
     if discovered is not None:
         _record_feeds(lake, signals, discovered, rc.feed_url_pattern, report.run_id, started_at)
     if report.pruned_pages:
