@@ -31,8 +31,10 @@ changing it.
 from __future__ import annotations
 
 import argparse
+import cProfile
 import dataclasses
 import json
+import pstats
 import shutil
 import sys
 import tempfile
@@ -135,6 +137,20 @@ def busy_seconds(jobs: list[dict]) -> float:
     return total
 
 
+def print_timeline(jobs: list[dict], step_started: float) -> None:
+    """Each job: when it started (seconds into the step), its seconds, the driver-side gap
+    since the previous job ended, and its description."""
+    previous_end = step_started
+    for job in jobs:
+        start, end = _time(job.get("submissionTime")), _time(job.get("completionTime"))
+        if start is None or end is None:
+            continue
+        kind = (job.get("description") or job.get("name") or "")[:90]
+        print(f"      at {start - step_started:6.2f} s  job {end - start:5.2f} s  gap {start - previous_end:5.2f} s  "
+              f"{kind}", flush=True)
+        previous_end = max(previous_end, end)
+
+
 def is_snapshot_job(job: dict) -> bool:
     text = f"{job.get('name', '')} {job.get('description', '')}".lower()
     return "snapshot" in text
@@ -186,6 +202,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lake", help="keep the lake here (must not exist or be empty; default: a temporary one)")
     parser.add_argument("--compare-with", metavar="DIR", help="a lake to compare every table's rows with afterwards")
     parser.add_argument("--jobs", action="store_true", help="print each step's jobs grouped by description")
+    parser.add_argument("--profile", metavar="STEP", action="append", default=[],
+                        help="profile this step's driver-side Python (cProfile; repeatable): the 25 "
+                             "functions of most cumulative seconds, py4j waits included")
+    parser.add_argument("--timeline", metavar="STEP", action="append", default=[],
+                        help="print this step's jobs in order (repeatable): seconds since the step "
+                             "started, the job's seconds and the gap before it (driver-side), its description")
     parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
                         help="a Spark setting over the sample's (repeatable): to try one before changing it")
     args = parser.parse_args(argv)
@@ -230,8 +252,14 @@ def main(argv: list[str] | None = None) -> int:
             continue
         commits_before = commits(lake)
         t0 = time.monotonic()
+        profiler = cProfile.Profile() if name in args.profile else None
+        if profiler:
+            profiler.enable()
         summary = step.run(ctx.next_step(), params).summary()
         seconds = time.monotonic() - t0
+        if profiler:
+            profiler.disable()
+            pstats.Stats(profiler).sort_stats("cumulative").print_stats(25)
         jobs = meter.mark()
         cost = Cost(seconds=seconds, jobs=len(jobs),
                     stages=sum(int(j["numCompletedStages"]) + int(j["numFailedStages"]) for j in jobs),
@@ -240,6 +268,8 @@ def main(argv: list[str] | None = None) -> int:
                     commits=commits(lake) - commits_before,
                     driver_seconds=max(seconds - busy_seconds(jobs), 0.0))
         costs[name] = cost
+        if name in args.timeline:
+            print_timeline(jobs, time.time() - seconds)
         print(f"  {summary}", flush=True)
         print(cost.line(name), flush=True)
         if args.jobs:

@@ -12,7 +12,7 @@ from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
 
 from conftest import shared_file
-from linkgraph.graph.scoring import BROADCAST_FRONTIER, domain_affinity, frontier_search, hop_rounds
+from linkgraph.graph.scoring import BROADCAST_FRONTIER, ONE_TASK_EDGES, domain_affinity, frontier_search, hop_rounds
 from linkgraph.inputs.sitemaps import parse_lastmod, parse_sitemap
 from linkgraph.lake import checkpoints
 from linkgraph.lake import schemas as S
@@ -251,12 +251,44 @@ def test_hop_search_stops_after_max_depth_rounds_broadcast_or_shuffled(spark):
     seeds = spark.createDataFrame([(0,)], "node long")
     expected = [(0, 0), (1, 1), (2, 2), (20, 2), (3, 3), (21, 3), (4, 4), (5, 5)]
     assert hop_rounds(hop_limit=50, max_depth=5) == 5
-    for broadcast_below in (BROADCAST_FRONTIER, 0):
-        search = frontier_search(edges, seeds, limit=5, broadcast_below=broadcast_below)
-        assert search.rounds <= 5 + 1
+    for broadcast_below, one_task_below in ((BROADCAST_FRONTIER, 0), (0, 0), (0, ONE_TASK_EDGES)):
+        search = frontier_search(edges, seeds, limit=5, broadcast_below=broadcast_below,
+                                 one_task_below=one_task_below)
+        assert search.rounds == 5
         assert sorted(tuple(r) for r in search.depths.collect()) == sorted(expected)
-    short = frontier_search(edges.where("src < 2"), seeds, limit=5)
-    assert (short.rounds, short.depths.count()) == (3, 4)   # two rounds that reach pages, one that finds none
+        short = frontier_search(edges.where("src < 2"), seeds, limit=5, one_task_below=one_task_below)
+        assert (short.rounds, short.depths.count()) == (3, 4)   # two rounds that reach pages, one that finds none
+
+
+@pytest.mark.parametrize("node_type", ["long", "string"])
+def test_hop_search_in_one_task_equals_the_distributed_search(spark, node_type):
+    """A graph of at most ``one_task_below`` edges is searched in one task: the same depths,
+    rounds and per-round progress as the search of a job per round, on random graphs with
+    cycles, self-loops, duplicate edges, unreachable nodes, a seed without edges, a null seed,
+    no seeds, no edges and a limit of 0."""
+    import random
+
+    rng = random.Random(7)
+    node = int if node_type == "long" else (lambda i: f"n{i:03d}")
+    schema = f"src {node_type}, dst {node_type}"
+    cases = []
+    for n, m in ((30, 40), (60, 200), (12, 0)):
+        edges = [(node(rng.randrange(n)), node(rng.randrange(n))) for _ in range(m)]
+        cases.append((edges, [node(0), node(1), node(99)], 4))
+    cases.append((cases[1][0], [node(3), None], 10))
+    cases.append((cases[1][0], [], 3))
+    cases.append((cases[1][0], [node(5)], 0))
+    for edges, seeds, limit in cases:
+        edges_df = spark.createDataFrame(edges, schema)
+        seeds_df = spark.createDataFrame([(s,) for s in seeds], f"node {node_type}")
+        results = []
+        for one_task_below in (0, ONE_TASK_EDGES):
+            rounds: list[tuple[int, int]] = []
+            search = frontier_search(edges_df, seeds_df, limit, one_task_below=one_task_below,
+                                     progress=lambda depth, reached, seen=rounds: seen.append((depth, reached)))
+            depths = sorted((tuple(r) for r in search.depths.collect()), key=lambda r: (r[0] is None, r))
+            results.append((search.rounds, rounds, depths, search.depths.schema))
+        assert results[0] == results[1], (len(edges), seeds, limit)
 
 
 def test_hop_search_keeps_only_the_checkpoint_its_result_reads(spark):
@@ -265,7 +297,7 @@ def test_hop_search_keeps_only_the_checkpoint_its_result_reads(spark):
     root = Path(local_path(spark.sparkContext.getCheckpointDir()))
     before = set(root.iterdir())
     chain = spark.createDataFrame([(i, i + 1) for i in range(6)], "src long, dst long")
-    search = frontier_search(chain, spark.createDataFrame([(0,)], "node long"), limit=10)
+    search = frontier_search(chain, spark.createDataFrame([(0,)], "node long"), limit=10, one_task_below=0)
     assert search.depths.count() == 7
     (new,) = set(root.iterdir()) - before
     assert Path(local_path(checkpoints.checkpoint_file(search.depths))) == new

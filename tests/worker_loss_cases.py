@@ -68,7 +68,7 @@ def reward_rounds(spark, progress: Progress | None) -> list[tuple]:
 
 def hop_depth(spark, progress: Progress | None) -> list[tuple]:
     seeds = spark.createDataFrame([(0,)], "node long")
-    search = frontier_search(_edges(spark), seeds, limit=6, broadcast_below=0,
+    search = frontier_search(_edges(spark), seeds, limit=6, broadcast_below=0, one_task_below=0,
                              progress=None if progress is None else lambda depth, _: progress(depth))
     return sorted((r.node, r.depth) for r in search.depths.collect())
 

@@ -27,12 +27,14 @@ so every page is in scope and the frontier is every uncrawled page in priority o
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.types import IntegerType, StructField, StructType
 
 from linkgraph.lake import checkpoints
 from linkgraph.lake import schemas as S
@@ -43,6 +45,10 @@ NODE, DEPTH = "node", "depth"
 
 # A frontier of at most this many nodes is broadcast to the edge partitions (8 bytes a node).
 BROADCAST_FRONTIER = 2_000_000
+# A search over at most this many edges runs in one task (~50 bytes an edge in the task's Python
+# worker, ~50 MB at the bound): no job, shuffle or checkpoint per round.
+ONE_TASK_EDGES = 1_000_000
+IS_SEED = "_is_seed"
 
 
 @dataclass(frozen=True)
@@ -55,17 +61,22 @@ class Search:
 
 def frontier_search(edges: DataFrame, seeds: DataFrame, limit: int,
                     broadcast_below: int = BROADCAST_FRONTIER,
-                    progress: Callable[[int, int], None] | None = None) -> Search:
+                    progress: Callable[[int, int], None] | None = None,
+                    one_task_below: int = ONE_TASK_EDGES) -> Search:
     """(node, depth) for every node within ``limit`` edges of a seed; ``edges`` is (src, dst),
     ``seeds`` is (node).  One round per depth: the frontier's successors not yet visited become
     the next frontier; it stops when the frontier is empty or after ``limit`` rounds.
     ``progress(depth, reached)`` is called after each round.
 
-    The edges are shuffled once, hash-partitioned by source and cached, so a round moves only the
-    frontier: broadcast to every edge partition while it has fewer than ``broadcast_below`` nodes,
-    else shuffled to the edges' partitioning.  Each round's frontier and visited set are
-    checkpointed reliably (``linkgraph.lake.checkpoints``: the plan does not grow with the depth, and
-    a lost executor costs a re-read, not the search); a round's cuts replace the previous ones."""
+    At most ``one_task_below`` edges: every round in one task (:func:`_search_in_one_task`), the
+    same depths and rounds.  Otherwise the edges are shuffled once, hash-partitioned by source and
+    cached, so a round moves only the frontier: broadcast to every edge partition while it has
+    fewer than ``broadcast_below`` nodes, else shuffled to the edges' partitioning.  Each round's
+    frontier and visited set are checkpointed reliably (``linkgraph.lake.checkpoints``: the plan
+    does not grow with the depth, and a lost executor costs a re-read, not the search); a round's
+    cuts replace the previous ones."""
+    if one_task_below > 0 and edges.limit(one_task_below + 1).count() <= one_task_below:
+        return _search_in_one_task(edges, seeds, limit, progress)
     by_source = edges.select("src", "dst").repartition("src").persist(StorageLevel.MEMORY_AND_DISK)
     visited = checkpoints.cut(seeds.select(NODE).distinct().withColumn(DEPTH, F.lit(0)))
     frontier, size, rounds = visited, visited.count(), 0
@@ -85,6 +96,74 @@ def frontier_search(edges: DataFrame, seeds: DataFrame, limit: int,
     finally:
         by_source.unpersist()
     return Search(visited, rounds)
+
+
+def _search_in_one_task(edges: DataFrame, seeds: DataFrame, limit: int,
+                        progress: Callable[[int, int], None] | None) -> Search:
+    """:func:`frontier_search` of a small graph: the edges and seeds in one task, the rounds on
+    arrays there (:func:`_depths_of_batches`), the depths checkpointed; the driver reads one row
+    per depth (the nodes reached, for the rounds and ``progress``)."""
+    node_type = seeds.schema[NODE].dataType
+    rows = edges.select("src", "dst", F.lit(False).alias(IS_SEED)).unionByName(
+        seeds.select(F.col(NODE).alias("src"), F.lit(None).cast(edges.schema["dst"].dataType).alias("dst"),
+                     F.lit(True).alias(IS_SEED)))
+    schema = StructType([StructField(NODE, node_type, True), StructField(DEPTH, IntegerType(), False)])
+    depths = checkpoints.cut(rows.coalesce(1).mapInArrow(
+        lambda batches: _depths_of_batches(batches, limit, schema), schema))
+    reached: dict[int, int] = {row[DEPTH]: row["count"] for row in depths.groupBy(DEPTH).count().collect()}
+    # a round runs while the previous depth reached a node: one more than the deepest, at most ``limit``
+    rounds = min(limit, max(reached) + 1) if reached else 0
+    if progress:
+        for depth in range(1, rounds + 1):
+            progress(depth, reached.get(depth, 0))
+    return Search(depths, rounds)
+
+
+def _depths_of_batches(batches: Iterator[Any], limit: int, schema: StructType) -> Iterator[Any]:
+    """The breadth-first rounds over one task's (src, dst, is_seed) rows: (node, depth) of every
+    node within ``limit`` edges of a seed, seeds at depth 0 (a null seed too, never expanded)."""
+    import numpy as np
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import scipy.sparse as sparse
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    table = pa.Table.from_batches(list(batches))
+    if table.num_rows == 0:
+        return
+    is_seed = table.column(IS_SEED)
+    edges = table.filter(pc.invert(is_seed))
+    seeds = table.filter(is_seed).column("src")
+
+    def values(column: pa.ChunkedArray) -> np.ndarray:
+        return column.drop_null().to_numpy(zero_copy_only=False)
+
+    m = edges.num_rows
+    codes, nodes = pd.factorize(np.concatenate([values(edges.column("src")), values(edges.column("dst")),
+                                                values(seeds)]))
+    n = len(nodes)
+    src, dst, seed_codes = codes[:m], codes[m:2 * m], codes[2 * m:]
+    successors = sparse.csr_matrix((np.ones(m, dtype=np.int8), (src, dst)), shape=(n, n))
+    depth = np.full(n, -1, dtype=np.int32)
+    frontier = np.unique(seed_codes)
+    depth[frontier] = 0
+    for d in range(1, limit + 1):
+        if frontier.size == 0:
+            break
+        rows = [successors.indices[a:b] for a, b in zip(successors.indptr[frontier],
+                                                         successors.indptr[frontier + 1], strict=True)]
+        reached = np.unique(np.concatenate(rows))
+        frontier = reached[depth[reached] < 0]
+        depth[frontier] = d
+    found = np.flatnonzero(depth >= 0)
+    node_values, depth_values = list(nodes.take(found)), list(depth[found])
+    if seeds.null_count:
+        node_values.append(None)
+        depth_values.append(0)
+    arrow_schema = to_arrow_schema(schema)
+    yield from pa.Table.from_arrays([pa.array(node_values, type=arrow_schema.field(NODE).type),
+                                     pa.array(depth_values, type=pa.int32())], schema=arrow_schema).to_batches()
 
 
 def _next_frontier(by_source: DataFrame, frontier: DataFrame, visited: DataFrame, depth: int,
