@@ -278,6 +278,7 @@ def test_hop_search_in_one_task_equals_the_distributed_search(spark, node_type):
     cases.append((cases[1][0], [node(3), None], 10))
     cases.append((cases[1][0], [], 3))
     cases.append((cases[1][0], [node(5)], 0))
+    cases.append(([], [], 2))
     for edges, seeds, limit in cases:
         edges_df = spark.createDataFrame(edges, schema)
         seeds_df = spark.createDataFrame([(s,) for s in seeds], f"node {node_type}")

@@ -31,6 +31,26 @@ def test_link_farm_needs_more_than_the_share_to_one_target_and_enough_links(spar
     assertDataFrameEqual(farms, expected)
 
 
+def test_components_in_one_task_equal_label_propagation(spark):
+    """A graph of at most ``one_task_below`` edges gets its components in one task: the same
+    (node, component) rows as min-label propagation, on random graphs of names and of ids with
+    chains, self-loops, duplicate and reversed edges, an edge with a null end, and no edges."""
+    import random
+
+    rng = random.Random(3)
+    cases = []
+    for n, m in ((40, 25), (80, 60)):
+        cases.append(("string", [(f"d{rng.randrange(n):02d}", f"d{rng.randrange(n):02d}") for _ in range(m)]))
+    cases.append(("long", [(rng.randrange(50), rng.randrange(50)) for _ in range(30)]))
+    cases.append(("string", [("b", "a"), ("c", "b"), ("a", "c"), ("x", None), ("y", "y")]))
+    cases.append(("string", []))
+    for node_type, edges in cases:
+        df = spark.createDataFrame(edges, f"a {node_type}, b {node_type}")
+        got = [sorted(D.connected_components(df, one_task_below=bound).collect(),
+                      key=lambda r: (r[0] is None, r[0] or 0)) for bound in (0, 10_000)]
+        assert got[0] == got[1], edges
+
+
 def test_syndication_networks_join_reciprocal_heavy_pairs_into_components(spark):
     links = domain_links(spark, [
         ("x.com", "y.com", 3), ("y.com", "x.com", 4),      # reciprocal, both >= 3

@@ -75,7 +75,7 @@ def hop_depth(spark, progress: Progress | None) -> list[tuple]:
 
 def components(spark, progress: Progress | None) -> list[tuple]:
     pairs = [(f"d{a:02d}", f"d{b:02d}") for a, b in EDGES if a <= CHAIN_END or b <= CHAIN_END or (a + b) % 3 == 0]
-    labels = connected_components(spark.createDataFrame(pairs, "a string, b string"),
+    labels = connected_components(spark.createDataFrame(pairs, "a string, b string"), one_task_below=0,
                                   progress=None if progress is None else lambda round_no, _: progress(round_no))
     return sorted((r.node, r.component) for r in labels.collect())
 

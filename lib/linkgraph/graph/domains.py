@@ -25,13 +25,16 @@ domain tied with it), ``domain_authority`` = score / 10 is the seed-score input 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
+from pyspark.sql.types import StructField, StructType
 
+from linkgraph.graph.small import ONE_TASK_EDGES, arrow_table, column_values, factorized, fits_one_task
 from linkgraph.inputs.hosts import reversed_name
 from linkgraph.lake import checkpoints
 from linkgraph.lake import schemas as S
@@ -273,17 +276,28 @@ def syndication_pairs(domain_links: DataFrame, min_links: int) -> DataFrame:
 
 
 def connected_components(edges: DataFrame, max_iter: int = 1000,
-                         progress: Callable[[int, int], None] | None = None) -> DataFrame:
+                         progress: Callable[[int, int], None] | None = None,
+                         one_task_below: int = ONE_TASK_EDGES) -> DataFrame:
     """(node, component) of an undirected graph given as string edges (a, b); the component is
     its smallest node name.
 
-    Min-label propagation: every round each node takes the smallest label among itself and its
-    neighbours; it stops when a round changes nothing (at most the graph's diameter rounds).
-    ``progress(round, changed)`` is called after each round (``changed``: 1 if any label changed,
-    else 0).  Each round's labels are checkpointed reliably (``linkgraph.lake.checkpoints``), replacing
-    the previous round's: the plan stays one round deep and a lost executor costs a re-read.
+    At most ``one_task_below`` edges: the components in one task (:func:`_components_of_batches`,
+    checkpointed once; ``progress(1, 0)``).  Otherwise min-label propagation: every round each
+    node takes the smallest label among itself and its neighbours; it stops when a round changes
+    nothing (at most the graph's diameter rounds).  ``progress(round, changed)`` is called after
+    each round (``changed``: 1 if any label changed, else 0).  Each round's labels are
+    checkpointed reliably (``linkgraph.lake.checkpoints``), replacing the previous round's: the
+    plan stays one round deep and a lost executor costs a re-read.
     GraphFrames' ``connectedComponents`` computes the same partition; its JVM package is not needed.
     """
+    if fits_one_task(edges, one_task_below):
+        schema = StructType([StructField("node", edges.schema["a"].dataType, True),
+                             StructField("component", edges.schema["a"].dataType, True)])
+        labels = checkpoints.cut(edges.select("a", "b").coalesce(1).mapInArrow(
+            lambda batches: _components_of_batches(batches, schema), schema))
+        if progress:
+            progress(1, 0)
+        return labels
     both = edges.select("a", "b").unionByName(edges.select(F.col("b").alias("a"), F.col("a").alias("b"))).persist()
     labels = checkpoints.cut(both.select(F.col("a").alias("node")).distinct().withColumn("component", F.col("node")))
     try:
@@ -300,6 +314,42 @@ def connected_components(edges: DataFrame, max_iter: int = 1000,
     finally:
         both.unpersist()
     return labels
+
+
+def _components_of_batches(batches: Iterator[Any], schema: StructType) -> Iterator[Any]:
+    """(node, component) of one task's undirected (a, b) edges, as label propagation gives them:
+    each node labelled with the smallest node of its component; an edge with a null end links
+    nothing (its other end is a node, the null end a node of its own labelled null)."""
+    import numpy as np
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import scipy.sparse as sparse
+    from pyspark.sql.pandas.types import to_arrow_schema
+    from scipy.sparse.csgraph import connected_components as components_of
+
+    table = arrow_table(batches)
+    if table is None:
+        return
+    a_column, b_column = table.column("a"), table.column("b")
+    # an edge with a null end: its other end is a node (as the propagation's distinct ``a``s and
+    # ``b``s are), but no edge
+    whole = pc.and_(pc.is_valid(a_column), pc.is_valid(b_column))
+    (a, b, loose), nodes = factorized(column_values(a_column.filter(whole)), column_values(b_column.filter(whole)),
+                                      np.concatenate([column_values(a_column.filter(pc.invert(whole))),
+                                                      column_values(b_column.filter(pc.invert(whole)))]))
+    n = len(nodes)
+    _, labels = components_of(sparse.csr_matrix((np.ones(len(a), dtype=bool), (a, b)), shape=(n, n)),
+                              directed=False)
+    node_values = list(nodes)
+    component_values = list(pd.Series(nodes).groupby(labels).transform("min"))
+    if a_column.null_count or b_column.null_count:   # the null end is a node of its own, labelled null
+        node_values.append(None)
+        component_values.append(None)
+    arrow_schema = to_arrow_schema(schema)
+    yield from pa.Table.from_arrays([pa.array(node_values, type=arrow_schema.field("node").type),
+                                     pa.array(component_values, type=arrow_schema.field("component").type)],
+                                    schema=arrow_schema).to_batches()
 
 
 def _propagate_labels(both: DataFrame, labels: DataFrame) -> DataFrame:

@@ -36,6 +36,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType, StructField, StructType
 
+from linkgraph.graph.small import ONE_TASK_EDGES, arrow_table, column_values, factorized, fits_one_task
 from linkgraph.lake import checkpoints
 from linkgraph.lake import schemas as S
 from linkgraph.lake.rows import one_row
@@ -45,9 +46,6 @@ NODE, DEPTH = "node", "depth"
 
 # A frontier of at most this many nodes is broadcast to the edge partitions (8 bytes a node).
 BROADCAST_FRONTIER = 2_000_000
-# A search over at most this many edges runs in one task (~50 bytes an edge in the task's Python
-# worker, ~50 MB at the bound): no job, shuffle or checkpoint per round.
-ONE_TASK_EDGES = 1_000_000
 IS_SEED = "_is_seed"
 
 
@@ -75,7 +73,7 @@ def frontier_search(edges: DataFrame, seeds: DataFrame, limit: int,
     frontier and visited set are checkpointed reliably (``linkgraph.lake.checkpoints``: the plan
     does not grow with the depth, and a lost executor costs a re-read, not the search); a round's
     cuts replace the previous ones."""
-    if one_task_below > 0 and edges.limit(one_task_below + 1).count() <= one_task_below:
+    if fits_one_task(edges, one_task_below):
         return _search_in_one_task(edges, seeds, limit, progress)
     by_source = edges.select("src", "dst").repartition("src").persist(StorageLevel.MEMORY_AND_DISK)
     visited = checkpoints.cut(seeds.select(NODE).distinct().withColumn(DEPTH, F.lit(0)))
@@ -123,28 +121,21 @@ def _depths_of_batches(batches: Iterator[Any], limit: int, schema: StructType) -
     """The breadth-first rounds over one task's (src, dst, is_seed) rows: (node, depth) of every
     node within ``limit`` edges of a seed, seeds at depth 0 (a null seed too, never expanded)."""
     import numpy as np
-    import pandas as pd
     import pyarrow as pa
     import pyarrow.compute as pc
     import scipy.sparse as sparse
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    table = pa.Table.from_batches(list(batches))
-    if table.num_rows == 0:
+    table = arrow_table(batches)
+    if table is None:
         return
     is_seed = table.column(IS_SEED)
     edges = table.filter(pc.invert(is_seed))
     seeds = table.filter(is_seed).column("src")
-
-    def values(column: pa.ChunkedArray) -> np.ndarray:
-        return column.drop_null().to_numpy(zero_copy_only=False)
-
-    m = edges.num_rows
-    codes, nodes = pd.factorize(np.concatenate([values(edges.column("src")), values(edges.column("dst")),
-                                                values(seeds)]))
-    n = len(nodes)
-    src, dst, seed_codes = codes[:m], codes[m:2 * m], codes[2 * m:]
-    successors = sparse.csr_matrix((np.ones(m, dtype=np.int8), (src, dst)), shape=(n, n))
+    (src, dst, seed_codes), nodes = factorized(column_values(edges.column("src")),
+                                               column_values(edges.column("dst")), column_values(seeds))
+    n, m = len(nodes), len(src)
+    successors = sparse.csr_matrix((np.ones(m, dtype=bool), (src, dst)), shape=(n, n))
     depth = np.full(n, -1, dtype=np.int32)
     frontier = np.unique(seed_codes)
     depth[frontier] = 0
