@@ -357,6 +357,13 @@ class Lake:
             return int(log_and_snapshot[1].sizeInBytes())   # the log's replay: Spark jobs
         return int(one_row(self.delta_table(table).detail().select("sizeInBytes"))[0] or 0)
 
+    def table_properties(self, table: str) -> dict[str, str]:
+        """``table``'s properties (``delta.*`` and user-set), from the snapshot the session holds:
+        ``SHOW TBLPROPERTIES`` runs no Spark job where ``detail()`` runs four (0.1 s against 1.7 s
+        after an overwrite on a local lake)."""
+        name = self.location(table) if self.uses_catalog else f"delta.`{self.location(table)}`"
+        return {row["key"]: row["value"] for row in self.spark.sql(f"SHOW TBLPROPERTIES {name}").collect()}
+
     def _committed_merge(self, table: str, result: DataFrame) -> MergeMetrics:
         """The counts of an executed MERGE, from the one row its execution returns (computed on
         the driver: no Spark job, no read of the table's history).  A MERGE that changed no row

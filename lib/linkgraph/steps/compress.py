@@ -162,8 +162,7 @@ def _write_blocks(ctx: StepContext, table: str, rows: DataFrame) -> None:
     lake = ctx.lake
     with _one_row_per_file(ctx):
         T.declaration(table).overwrite(lake, rows)
-    properties = lake.delta_table(table).detail().select("properties").first()
-    current = (properties["properties"] if properties is not None else None) or {}
+    current = lake.table_properties(table)
     missing = {k: v for k, v in CB.LAYOUT_PROPERTIES.items() if current.get(k) != v}
     if missing:
         where = lake.location(table) if lake.uses_catalog else f"delta.`{lake.location(table)}`"
