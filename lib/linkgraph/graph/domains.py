@@ -29,10 +29,17 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import scipy.sparse as sparse
 from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructField, StructType
+from scipy.sparse.csgraph import connected_components as components_of
 
 from linkgraph.graph.small import ONE_TASK_EDGES, arrow_table, column_values, factorized, fits_one_task
 from linkgraph.inputs.hosts import reversed_name
@@ -320,14 +327,6 @@ def _components_of_batches(batches: Iterator[Any], schema: StructType) -> Iterat
     """(node, component) of one task's undirected (a, b) edges, as label propagation gives them:
     each node labelled with the smallest node of its component; an edge with a null end links
     nothing (its other end is a node, the null end a node of its own labelled null)."""
-    import numpy as np
-    import pandas as pd
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    import scipy.sparse as sparse
-    from pyspark.sql.pandas.types import to_arrow_schema
-    from scipy.sparse.csgraph import connected_components as components_of
-
     table = arrow_table(batches)
     if table is None:
         return

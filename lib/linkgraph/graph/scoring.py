@@ -31,9 +31,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import scipy.sparse as sparse
 from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import IntegerType, StructField, StructType
 
 from linkgraph.graph.small import ONE_TASK_EDGES, arrow_table, column_values, factorized, fits_one_task
@@ -120,12 +125,6 @@ def _search_in_one_task(edges: DataFrame, seeds: DataFrame, limit: int,
 def _depths_of_batches(batches: Iterator[Any], limit: int, schema: StructType) -> Iterator[Any]:
     """The breadth-first rounds over one task's (src, dst, is_seed) rows: (node, depth) of every
     node within ``limit`` edges of a seed, seeds at depth 0 (a null seed too, never expanded)."""
-    import numpy as np
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    import scipy.sparse as sparse
-    from pyspark.sql.pandas.types import to_arrow_schema
-
     table = arrow_table(batches)
     if table is None:
         return

@@ -11,6 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
+import pandas as pd
+import pyarrow as pa
 from pyspark.sql import DataFrame
 
 ONE_TASK_EDGES = 1_000_000
@@ -24,8 +27,6 @@ def fits_one_task(edges: DataFrame, bound: int) -> bool:
 
 def arrow_table(batches: Iterator[Any]) -> Any:
     """One task's Arrow record batches as one table (None: no rows)."""
-    import pyarrow as pa
-
     received = list(batches)
     if not received:   # an empty partition sends no batch
         return None
@@ -41,9 +42,6 @@ def column_values(column: Any) -> Any:
 def factorized(*arrays: Any) -> tuple[list[Any], Any]:
     """The node codes of each array (0..n-1, one code per distinct value over all of them) and
     the n distinct values, in order of first appearance."""
-    import numpy as np
-    import pandas as pd
-
     codes, nodes = pd.factorize(np.concatenate(arrays))
     parts, start = [], 0
     for array in arrays:
