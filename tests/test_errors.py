@@ -19,7 +19,7 @@ def test_usage_errors_derive_from_one_base_and_keep_their_old_homes():
     from linkgraph.lake.reliability import ConflictRetriesExhausted
     from linkgraph.rank.gf import GraphFramesUnavailable
     from linkgraph.rank.teleport import EmptyTeleportError
-    from linkgraph.steps.reward import PruneNotFound
+    from linkgraph.steps.prune import PruneNotFound
     from linkgraph.steps.scores import ScoresError
 
     usage = (ConfigError, InputSchemaError, errors.MissingTableError, PathNotFound, ScoresError, EmptyTeleportError,

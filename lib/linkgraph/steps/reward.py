@@ -1,4 +1,5 @@
-"""``linkgraph reward``: page-signals input, the reward rounds, the prune and its undo.
+"""``linkgraph reward``: page-signals input, the reward rounds, then the prune
+(``linkgraph.steps.prune``, with its undo); the run record is ``linkgraph.steps.reward_runs``.
 
 Read (config, pinned table versions) -> ``linkgraph.rank.reward`` transforms -> Delta writes.
 Tables written (schemas in ``linkgraph.lake.schemas``): ``page_signals``
@@ -19,6 +20,7 @@ such that every committed state is consistent and a killed run heals on the next
    the run's first result is written: nothing of the prune is committed, and the run stays
    unfinished for the next start to complete under the config then in force.
 3. ``feeds`` MERGE: discovered feeds inserted, ``last_seen_at`` of the others moved on.
+4-7. The prune, in the order of ``linkgraph.steps.prune.PRUNE_COMMITS``:
 4. ``pruned_pages`` insert: the audit record (ids, urls, scores, the versions of ``pages`` and
    ``links`` read before the deletes) is written *before* anything is deleted.
 5. ``links`` DELETE of every link with a pruned page at either end (one MERGE), then
@@ -50,15 +52,15 @@ start given the run id of a finished run writes nothing.  So a run killed after 
 commits ends, after one more start, as one uninterrupted run would have, and no ``step_runs``
 record is left without its run.
 
-Undo (``undo_prune``): the pages and links of a prune are re-inserted from the recorded Delta
-versions (time travel), pages first, then links, then their scores; a page already restored by an
-undo that died half-way counts as free, so running it again completes the rest.
+Undo (``undo_prune``, ``linkgraph.steps.prune.undo``): the pages and links of a prune are
+re-inserted from the recorded Delta versions (time travel), pages first, then links, then their
+scores; a page already restored by an undo that died half-way counts as free, so running it
+again completes the rest.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import re
 import tempfile
@@ -71,7 +73,7 @@ from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 
 from linkgraph import urls
-from linkgraph.errors import ConfigError, PruneNotFound, PruneRefused, RunNotFinished, UsageError
+from linkgraph.errors import ConfigError, PruneRefused, UsageError
 from linkgraph.inputs import signals as SG
 from linkgraph.lake import schemas as S
 from linkgraph.lake import tables as T
@@ -79,10 +81,18 @@ from linkgraph.lake.config import Config
 from linkgraph.lake.context import Report, StepContext, reasons_text
 from linkgraph.lake.delta import Lake
 from linkgraph.lake.leases import Lease
-from linkgraph.lake.reliability import retry_on_conflict
 from linkgraph.lake.rows import one_row
 from linkgraph.rank import reward as R
+from linkgraph.steps import prune as P
 from linkgraph.steps.registry import RunPlan, Step, Task, comma_groups, option, with_params
+from linkgraph.steps.reward_runs import (
+    REWARD_STEP,
+    RunRecord,
+    begin,
+    finished_rounds,
+    interrupted_run,
+    recorded,
+)
 
 log = logging.getLogger(__name__)
 
@@ -233,7 +243,7 @@ def _run(ctx: StepContext, rounds: int | None = None, seeds: list[str] | None = 
         ctx = _take_over(ctx, lease)
         report = RewardReport(run_id=ctx.run_id, rounds=rounds, rewards_enabled=rc.rewards,
                               completed_for=asked if asked != ctx.run_id else None)
-        finished = _finished_rounds(lake, ctx.run_id)
+        finished = finished_rounds(lake, ctx.run_id)
         if finished:
             return _finished_report(ctx, report, finished)
         if signals_path is not None:
@@ -247,12 +257,12 @@ def _run(ctx: StepContext, rounds: int | None = None, seeds: list[str] | None = 
 def _compute(ctx: StepContext, report: RewardReport, seed_urls: list[str]) -> None:
     """Steps 0-8 of the module docstring for run ``ctx.run_id``; ``reward_runs`` last."""
     rc, lake = ctx.config.reward, ctx.lake
-    record = _begin(ctx)
+    record = begin(ctx)
     cache = _Cache()
     try:
         inputs = _read_inputs(ctx, cache, seed_urls, report, record)
         start, stat0 = _start_scores(ctx, cache, inputs, report, record)
-        signals = _recorded(lake, record, S.PAGE_SIGNALS_TABLE, S.PAGE_SIGNALS).join(
+        signals = recorded(lake, record, S.PAGE_SIGNALS_TABLE, S.PAGE_SIGNALS).join(
             inputs.pages, on=S.URL, how="inner")
         rewards, discovered = _rewards(ctx, cache, signals, report, record)
         shares = R.neighbour_shares(inputs.weighted)
@@ -263,87 +273,19 @@ def _compute(ctx: StepContext, report: RewardReport, seed_urls: list[str]) -> No
         report.history = [stat0, *history]
         _write_results(ctx, cache, inputs, cache.keep(final), signals, discovered, report, record.started_at)
         if report.pruned_pages:
-            _apply_prune(ctx, ctx.run_id)
+            P.apply_prune(ctx, ctx.run_id)
         _record_rounds(lake, report, ctx.config, record.started_at, inputs.links_version)
     finally:
         cache.release()
 
 
-def _naive(moment: datetime) -> datetime:
-    return moment.replace(tzinfo=None)
 
-
-# --- the run record (step 0) ---------------------------------------------------------------------
-
-REWARD_STEP = "reward"
-RECORDED_TABLES = (S.PAGES_TABLE, S.LINKS_TABLE, S.REWARD_SCORES_TABLE, S.FEEDS_TABLE, S.PAGE_SIGNALS_TABLE)
-
-
-@dataclass(frozen=True)
-class _RunRecord:
-    """When the run (first) started and the table versions it reads (None: the table was absent)."""
-
-    started_at: datetime
-    versions: dict[str, int | None]
-    retried: bool
-
-
-def _begin(ctx: StepContext) -> _RunRecord:
-    """The ``step_runs`` record of this run id: the one a previous attempt wrote, else a new one
-    written now, before anything else of the run."""
-    lake = ctx.lake
-    if lake.exists(S.STEP_RUNS_TABLE):
-        row = (lake.read(S.STEP_RUNS_TABLE)
-               .where((F.col(S.RUN_ID) == ctx.run_id) & (F.col(S.STEP) == REWARD_STEP)).first())
-        if row is not None:
-            log.info("reward run %s: retried; reading the table versions its first attempt recorded", ctx.run_id)
-            return _RunRecord(row["started_at"], json.loads(row["inputs"]), retried=True)
-    versions = {table: lake.version(table) for table in RECORDED_TABLES}
-    started_at = _naive(ctx.started_at)
-    row_df = ctx.spark.createDataFrame(
-        [(ctx.run_id, REWARD_STEP, started_at, json.dumps(versions, sort_keys=True))], S.STEP_RUNS)
-    T.STEP_RUNS.ensure(lake)
-    T.insert_missing(lake, S.STEP_RUNS_TABLE, row_df, [S.RUN_ID, S.STEP])
-    return _RunRecord(started_at, versions, retried=False)
-
-
-def _recorded(lake: Lake, record: _RunRecord, table: str, schema) -> DataFrame:
-    """``table`` at the version the run recorded (empty when it did not exist then)."""
-    version = record.versions.get(table)
-    if version is None:
-        return lake.spark.createDataFrame([], schema)
-    return lake.read_version(table, version)
-
-
-def _finished_rounds(lake: Lake, run_id: str) -> list[Row]:
-    """The ``reward_runs`` rows of run ``run_id``, one per round (at most ``reward.rounds`` + 1),
-    in one job: none unless the run finished (its rows are its last commit)."""
-    if not lake.exists(S.REWARD_RUNS_TABLE):
-        return []
-    return (lake.read(S.REWARD_RUNS_TABLE).where(F.col(S.RUN_ID) == run_id)
-            .select(S.ROUND, "pages", "new_pages", "total_score", "rewards_enabled").collect())
-
-
-def _interrupted_run(lake: Lake) -> str | None:
-    """The reward run that recorded itself in ``step_runs`` after the start of the last finished
-    run and has no ``reward_runs`` rows: a run that died (a run older than the last finished one
-    was superseded by it and is left alone)."""
-    if not lake.exists(S.STEP_RUNS_TABLE):
-        return None
-    started = lake.read(S.STEP_RUNS_TABLE).where(F.col(S.STEP) == REWARD_STEP).select(S.RUN_ID, "started_at")
-    if lake.exists(S.REWARD_RUNS_TABLE):
-        finished = lake.read(S.REWARD_RUNS_TABLE).select(S.RUN_ID, "started_at")
-        last = finished.agg(F.max("started_at").alias("_last"))
-        started = (started.join(finished.select(S.RUN_ID).distinct(), on=S.RUN_ID, how="left_anti")
-                   .crossJoin(last).where(F.col("_last").isNull() | (F.col("started_at") > F.col("_last"))))
-    row = started.orderBy("started_at", S.RUN_ID).select(S.RUN_ID).first()
-    return None if row is None else str(row[S.RUN_ID])
 
 
 def _take_over(ctx: StepContext, lease: Lease) -> StepContext:
     """``ctx`` for the run this start works on: the interrupted run when there is one (whatever
     run id this start was given), else its own."""
-    interrupted = _interrupted_run(ctx.lake)
+    interrupted = interrupted_run(ctx.lake)
     if interrupted is None or interrupted == ctx.run_id:
         return ctx
     log.warning("reward run %s did not finish: completing it instead of starting run %s", interrupted, ctx.run_id)
@@ -376,7 +318,7 @@ def _finished_report(ctx: StepContext, report: RewardReport, rounds: list[Row]) 
 
 
 def _read_inputs(ctx: StepContext, cache: _Cache, seed_urls: list[str], report: RewardReport,
-                 record: _RunRecord) -> _Inputs:
+                 record: RunRecord) -> _Inputs:
     rc, lake = ctx.config.reward, ctx.lake
     pages_version, links_version = record.versions[S.PAGES_TABLE], record.versions[S.LINKS_TABLE]
     assert pages_version is not None and links_version is not None, "pages and links are required"
@@ -395,10 +337,10 @@ def _read_inputs(ctx: StepContext, cache: _Cache, seed_urls: list[str], report: 
 
 
 def _start_scores(ctx: StepContext, cache: _Cache, inputs: _Inputs, report: RewardReport,
-                  record: _RunRecord) -> tuple[DataFrame, R.RoundStat]:
+                  record: RunRecord) -> tuple[DataFrame, R.RoundStat]:
     """Round 0: the previous scores, new pages initialised (kept), and its statistics."""
     rc = ctx.config.reward
-    previous = _recorded(ctx.lake, record, S.REWARD_SCORES_TABLE, S.REWARD_SCORES)
+    previous = recorded(ctx.lake, record, S.REWARD_SCORES_TABLE, S.REWARD_SCORES)
     start = R.initial_scores(inputs.pages, previous, inputs.weighted, inputs.seed_ids, rc.new_page_fraction,
                              rc.seed_score)
     # a row per page, read twice: on local disk, so it takes no heap from the rounds' sorts; a lost
@@ -419,12 +361,12 @@ def _start_scores(ctx: StepContext, cache: _Cache, inputs: _Inputs, report: Rewa
 
 
 def _rewards(ctx: StepContext, cache: _Cache, signals: DataFrame, report: RewardReport,
-             record: _RunRecord) -> tuple[DataFrame | None, DataFrame | None]:
+             record: RunRecord) -> tuple[DataFrame | None, DataFrame | None]:
     """(page rewards, discovered feeds), both None when rewards are off."""
     rc = ctx.config.reward
     if not rc.rewards:
         return None, None
-    known_feeds = _recorded(ctx.lake, record, S.FEEDS_TABLE, S.FEEDS)
+    known_feeds = recorded(ctx.lake, record, S.FEEDS_TABLE, S.FEEDS)
     rewards, discovered = R.page_rewards(
         signals, known_feeds, rc.term_rules, rc.max_hits_per_term, rc.new_feed_points, rc.known_feed_points,
         rc.feed_url_pattern,
@@ -452,7 +394,9 @@ def _write_results(ctx: StepContext, cache: _Cache, inputs: _Inputs, final: Data
     if discovered is not None:
         _record_feeds(lake, signals, discovered, rc.feed_url_pattern, report.run_id, started_at)
     if report.pruned_pages:
-        report.pruned_links = _record_prune(lake, cache, doomed, inputs, report.run_id, started_at)
+        touching = cache.keep(R.links_touching(inputs.links, doomed))   # of the pinned links version
+        report.pruned_links = P.record_prune(lake, doomed, touching, inputs.pages, inputs.pages_version,
+                                             inputs.links_version, report.run_id, started_at)
 
 
 def _prune_has_evidence(final: DataFrame, report: RewardReport) -> bool:
@@ -499,71 +443,6 @@ def _record_feeds(lake: Lake, signals: DataFrame, discovered: DataFrame, pattern
     T.merge_feeds(lake, rows)
 
 
-def _record_prune(lake: Lake, cache: _Cache, doomed: DataFrame, inputs: _Inputs, run_id: str,
-                  pruned_at: datetime) -> int:
-    """The audit record of the prune (module docstring, step 4); returns the links it deletes."""
-    touching = cache.keep(R.links_touching(inputs.links, doomed))   # of the pinned links version
-    audit = (
-        doomed.join(inputs.pages, on=S.PAGE_ID, how="left")
-        .join(R.links_per_page(touching, doomed), on=S.PAGE_ID, how="left")
-        .select(
-            F.lit(run_id).alias(S.RUN_ID), S.PAGE_ID, S.URL, S.SCORE, "links_removed",
-            F.lit(inputs.pages_version).cast("long").alias("pages_version"),
-            F.lit(inputs.links_version).cast("long").alias("links_version"),
-            F.lit(pruned_at).cast("timestamp").alias("pruned_at"),
-        )
-    )
-    T.PRUNED_PAGES.ensure(lake)
-    T.insert_missing(lake, S.PRUNED_PAGES_TABLE, audit, [S.RUN_ID, S.PAGE_ID])   # a retry adds nothing
-    return touching.count()   # the links of the recorded version (a retry finds them deleted already)
-
-
-def _apply_prune(ctx: StepContext, run_id: str) -> None:
-    """The deletes of the prune ``pruned_pages`` records for ``run_id`` (module docstring, steps
-    6-8): idempotent, each retried on a Delta conflict; nothing when the run pruned nothing."""
-    lake = ctx.lake
-    if not lake.exists(S.PRUNED_PAGES_TABLE):
-        return
-    audit = lake.read(S.PRUNED_PAGES_TABLE).where(F.col(S.RUN_ID) == run_id)
-    recorded = audit.select("links_version").first()
-    if recorded is None:
-        return
-    # insert-only rows of one run: a lost partition is recomputed with the same ids
-    doomed = audit.select(S.PAGE_ID).persist(StorageLevel.DISK_ONLY)
-    try:
-        if lake.read(S.PAGES_TABLE).join(doomed, on=S.PAGE_ID, how="left_semi").limit(1).count():
-            old_links = lake.read_version(S.LINKS_TABLE, recorded["links_version"])
-            _delete(ctx, run_id, S.LINKS_TABLE, R.links_touching(old_links, doomed), [S.SRC_ID, S.DST_ID])
-            _delete(ctx, run_id, S.PAGES_TABLE, doomed, [S.PAGE_ID])
-        _delete_dangling(ctx, run_id, doomed)
-    finally:
-        doomed.unpersist()
-
-
-def _delete(ctx: StepContext, run_id: str, table: str, keys_df: DataFrame, keys: list[str]) -> None:
-    """Delete the rows of ``keys_df`` from ``table``, retried on a Delta conflict; the delete reads
-    only the files of its keys' ranges (pages by page_id, links by src_id)."""
-    lake, reliability = ctx.lake, ctx.config.reliability
-    retry_on_conflict(lambda: T.declaration(table).delete_matching(lake, keys_df, keys, prune_on=keys[0]),
-                      what=f"reward run {run_id}: prune",
-                      attempts=reliability.conflict_attempts, backoff_seconds=reliability.conflict_backoff_seconds)
-
-
-def _delete_dangling(ctx: StepContext, run_id: str, doomed: DataFrame) -> None:
-    """Links a concurrent ingest committed to a pruned page after the recorded version: read after
-    the pages DELETE committed, so each such link is either seen here or its ingest finds the page
-    gone (``check_pages_still_there``).  A pruned page an ingest inserted again keeps its links."""
-    lake = ctx.lake
-    gone = doomed.join(lake.read(S.PAGES_TABLE).select(S.PAGE_ID), on=S.PAGE_ID, how="left_anti")
-    # read from the latest links, which its own delete changes: saved reliably (the lake's
-    # checkpoint directory), so every attempt of the delete sees the same rows
-    dangling = R.links_touching(lake.read(S.LINKS_TABLE), gone).checkpoint(eager=True)
-    if dangling.limit(1).count():
-        log.warning("reward run %s: deleting %d links a concurrent ingest added to pruned pages", run_id,
-                    dangling.count())
-        _delete(ctx, run_id, S.LINKS_TABLE, dangling, [S.SRC_ID, S.DST_ID])
-
-
 def _record_rounds(lake: Lake, report: RewardReport, config: Config, started_at: datetime,
                    links_version: int | None) -> None:
     """Append one ``reward_runs`` row per round (round 0: the start state)."""
@@ -579,108 +458,6 @@ def _record_rounds(lake: Lake, report: RewardReport, config: Config, started_at:
         for stat in report.history
     ]
     T.REWARD_RUNS.append(lake, lake.spark.createDataFrame(rows, S.REWARD_RUNS))
-
-
-# --- undo a prune ----------------------------------------------------------------------------------
-
-@dataclass
-class UndoReport(Report):
-    run_id: str
-    pages_restored: int = 0
-    pages_skipped: int = 0
-    links_restored: int = 0
-    seconds: float = 0.0
-
-    @property
-    def rows_written(self) -> int:
-        return self.pages_restored + self.links_restored
-
-    def summary(self) -> str:
-        skipped = f" ({self.pages_skipped} skipped: their url or id is in use again)" if self.pages_skipped else ""
-        return (f"undo prune {self.run_id}: pages restored={self.pages_restored}{skipped} "
-                f"links restored={self.links_restored}")
-
-
-def undo(ctx: StepContext, run_id: str) -> UndoReport:
-    """Re-insert what the prune of reward run ``run_id`` deleted, from the Delta versions of
-    ``pages`` and ``links`` recorded in ``pruned_pages`` (time travel): pages whose url and id are
-    both still free, then the links of those versions between pages that are again (or still)
-    the same pages, then the pruned scores into ``reward_scores``.  Running it twice changes
-    nothing the second time (insert-only MERGEs).  Holds the reward lease (a reward run and an
-    undo never run at once); a run that has not finished is refused (the next reward run would
-    complete its prune again)."""
-    lake = ctx.lake
-    report = UndoReport(run_id)
-    with Lease(ctx.spark, lake.root, REWARD_STEP, f"undo-prune {run_id}"):
-        if not lake.exists(S.PRUNED_PAGES_TABLE):
-            raise PruneNotFound(f"no prune has been recorded in lake {lake.root} "
-                                f"(table '{S.PRUNED_PAGES_TABLE}' missing)")
-        if _interrupted_run(lake) == run_id:
-            raise RunNotFinished(f"reward run {run_id!r} has not finished: run 'linkgraph reward' to complete it, "
-                                 f"then undo its prune")
-        pruned = lake.read(S.PRUNED_PAGES_TABLE).where(F.col(S.RUN_ID) == run_id).persist(StorageLevel.MEMORY_AND_DISK)
-        try:
-            _undo(lake, run_id, pruned, report)
-        finally:
-            pruned.unpersist()
-    report.seconds = ctx.elapsed()
-    log.info(report.summary())
-    return report
-
-
-def _undo(lake: Lake, run_id: str, pruned: DataFrame, report: UndoReport) -> None:
-    """Pages, then links, then scores of the prune ``pruned`` records (``undo``)."""
-    versions = pruned.select("pages_version", "links_version").first()
-    if versions is None:
-        raise PruneNotFound(f"reward run {run_id!r} pruned nothing (no rows in '{S.PRUNED_PAGES_TABLE}')")
-    old_pages = lake.read_version(S.PAGES_TABLE, versions["pages_version"])
-    free = _free_pages(lake, old_pages, pruned)
-    try:
-        T.insert_missing(lake, S.PAGES_TABLE, free, [S.PAGE_ID])
-        report.pages_restored = free.count()
-        report.pages_skipped = pruned.count() - report.pages_restored
-        report.links_restored = _restore_links(lake, old_pages, free, versions["links_version"])
-        scores = pruned.join(free.select(S.PAGE_ID), on=S.PAGE_ID, how="left_semi").select(
-            S.PAGE_ID, S.URL, S.SCORE, S.RUN_ID)
-        T.REWARD_SCORES.ensure(lake)
-        T.insert_missing(lake, S.REWARD_SCORES_TABLE, scores, [S.PAGE_ID])
-    finally:
-        free.unpersist()
-
-
-def _free_pages(lake: Lake, old_pages: DataFrame, pruned: DataFrame) -> DataFrame:
-    """The pruned pages (rows of ``old_pages``) whose id and url no other page uses now (kept)."""
-    current = lake.read(S.PAGES_TABLE).select(S.PAGE_ID, S.URL)
-    candidates = old_pages.join(pruned.select(S.PAGE_ID), on=S.PAGE_ID, how="left_semi")
-    # taken: the id or the url is used by another page now (a page restored by an earlier,
-    # interrupted undo has both, so it stays free and the rest is completed)
-    others = current.join(candidates.select(S.PAGE_ID, S.URL), on=[S.PAGE_ID, S.URL], how="left_anti")
-    free = (candidates.join(others.select(S.PAGE_ID), on=S.PAGE_ID, how="left_anti")
-            .join(others.select(S.URL), on=S.URL, how="left_anti")
-            .select(*[f.name for f in S.PAGES.fields]))
-    # the same rows when recomputed after their insert (restored pages stay free): a lost
-    # partition is recomputed alike
-    return free.persist(StorageLevel.DISK_ONLY)
-
-
-def _restore_links(lake: Lake, old_pages: DataFrame, free: DataFrame, links_version: int) -> int:
-    """Insert the links of ``links_version`` with a restored page at an end whose other end is
-    the same page as then; returns how many are back in place (also those an undo killed
-    earlier inserted)."""
-    # ids that name the same URL now as in the recorded version: a link between two of them,
-    # one end restored, is the link that was deleted
-    same = lake.read(S.PAGES_TABLE).select(S.PAGE_ID, S.URL).join(
-        old_pages.select(S.PAGE_ID, S.URL), on=[S.PAGE_ID, S.URL], how="inner").select(S.PAGE_ID)
-    old_links = lake.read_version(S.LINKS_TABLE, links_version)
-    restored = (
-        R.links_touching(old_links, free)
-        .join(same.select(F.col(S.PAGE_ID).alias(S.SRC_ID)), on=S.SRC_ID, how="left_semi")
-        .join(same.select(F.col(S.PAGE_ID).alias(S.DST_ID)), on=S.DST_ID, how="left_semi")
-        .join(old_links, on=[S.SRC_ID, S.DST_ID], how="inner")
-        .select(*[f.name for f in S.LINKS.fields])
-    )
-    T.insert_missing(lake, S.LINKS_TABLE, restored, [S.SRC_ID, S.DST_ID])
-    return restored.count()
 
 
 # --- the step's declaration -------------------------------------------------------------------------
@@ -705,10 +482,10 @@ class Params:
     signals_source: str | None = None   # the source recorded for the signals (the sample's), not a flag
 
 
-def run(ctx: StepContext, params: Params) -> RewardReport | UndoReport:
+def run(ctx: StepContext, params: Params) -> RewardReport | P.UndoReport:
     ctx = with_params(ctx, params)
     if params.undo_prune:
-        return undo(ctx, params.undo_prune)
+        return P.undo(ctx, params.undo_prune)
     if params.run_id is not None:
         ctx = dataclasses.replace(ctx, run_id=params.run_id)
     seeds = [url for group in comma_groups(params.seeds) for url in group]
