@@ -27,8 +27,8 @@ LOOKUPS = (
     ("airflow.sdk", "Variable", "get"),
     ("airflow.models.variable", "Variable", "get"),
 )
-RENDERED = ("application", "existing_cluster_id", "application_args", "packages", "py_files", "name", "idempotency_token", "json",
-            "libraries", "run_name")
+RENDERED = ("application", "existing_cluster_id", "application_args", "packages", "exclude_packages", "py_files", "name",
+            "idempotency_token", "json", "libraries", "run_name")
 
 
 def refusing(name: str, attempts: list[str]):

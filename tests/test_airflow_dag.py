@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from linkgraph.lake.packages import DELTA_PACKAGE
+from linkgraph.lake.packages import DELTA_PACKAGE, EXCLUDED_PACKAGES
 from test_deploy import PIPELINE_COMMANDS, PIPELINE_UPSTREAM
 
 REPO = Path(__file__).resolve().parents[1]
@@ -124,6 +124,7 @@ def test_spark_submit_tasks_submit_the_step_entry_point_with_the_days_arguments(
         assert rendered["application"] == "/opt/linkgraph/jobs/step.py"
         assert rendered["application_args"][0] == PIPELINE_COMMANDS[task_id]
         assert rendered["packages"] == DELTA_PACKAGE
+        assert rendered["exclude_packages"] == EXCLUDED_PACKAGES
         assert rendered["py_files"] == f"/opt/linkgraph/dist/linkgraph-{VERSION}-py-files.zip"
         assert rendered["name"] == f"linkgraph-{task_id}-{DAY}"
         assert rendered["application_args"][-4:] == ["--conf", "conf/cluster.yaml", "--lake", "s3a://crawl-lake/linkgraph"]

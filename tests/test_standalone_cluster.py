@@ -28,7 +28,7 @@ from pyspark.testing import assertDataFrameEqual
 
 from linkgraph.lake import schemas as S
 from linkgraph.lake.config import LOCAL_SPARK_CONF, TINY_DATA_SPARK_CONF
-from linkgraph.lake.packages import DELTA_PACKAGE
+from linkgraph.lake.packages import DELTA_PACKAGE, EXCLUDED_PACKAGES
 from linkgraph.steps.analyze import ANALYSIS_TABLES
 from standalone_cluster import StandaloneCluster
 
@@ -136,7 +136,8 @@ def test_run_submitted_to_a_standalone_cluster_survives_an_executor_loss_and_wri
         str(REPO / "jobs" / "step.py"),
         ["run", "--conf", str(cluster_config(tmp_path / "cluster.yaml", tmp_path, rank=DISTRIBUTED_RANK)),
          "--input", str(edges), "--format", "jsonl", "--lake", str(cluster_lake)],
-        ["--deploy-mode", "client", "--packages", DELTA_PACKAGE, "--py-files", str(py_files),
+        ["--deploy-mode", "client", "--packages", DELTA_PACKAGE, "--exclude-packages", EXCLUDED_PACKAGES,
+         "--py-files", str(py_files),
          "--driver-memory", "1g", "--executor-memory", "768m", "--conf", "spark.executor.cores=1",
          "--conf", "spark.cores.max=2", "--conf", "spark.log.level=WARN"],
         log,

@@ -52,6 +52,31 @@ from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 
 # Must equal linkgraph.lake.packages.DELTA_PACKAGE (the test checks); linkgraph itself is not imported here.
 DELTA_PACKAGE = "io.delta:delta-spark_4.2_2.13:4.4.0"
+# Must equal linkgraph.lake.packages.EXCLUDED_PACKAGES: Delta's dependencies Spark's jars/ provide
+EXCLUDED_PACKAGES = ",".join((
+    "org.apache.hadoop:hadoop-client-runtime",
+    "org.apache.hadoop:hadoop-client-api",
+    "org.apache.parquet:parquet-column",
+    "org.apache.parquet:parquet-common",
+    "org.apache.parquet:parquet-encoding",
+    "org.apache.parquet:parquet-format-structures",
+    "org.apache.parquet:parquet-hadoop",
+    "org.apache.parquet:parquet-jackson",
+    "com.fasterxml.jackson.core:jackson-databind",
+    "com.fasterxml.jackson.core:jackson-core",
+    "com.fasterxml.jackson.core:jackson-annotations",
+    "com.github.luben:zstd-jni",
+    "org.xerial.snappy:snappy-java",
+    "io.airlift:aircompressor",
+    "org.apache.logging.log4j:log4j-core",
+    "org.apache.logging.log4j:log4j-api",
+    "org.apache.logging.log4j:log4j-slf4j2-impl",
+    "org.slf4j:slf4j-api",
+    "org.roaringbitmap:RoaringBitmap",
+    "commons-pool:commons-pool",
+    "com.google.code.findbugs:jsr305",
+    "org.locationtech.jts:jts-core",
+))
 LINKGRAPH_VERSION = "0.1.0"
 # linkgraph's exit codes (linkgraph.errors): a usage error, and no input for the day (--if-present)
 EXIT_USAGE = 2
@@ -181,6 +206,7 @@ with DAG(
             application="{{ params.jobs_dir }}/step.py",
             application_args=[job.command, *_arguments(job)],
             packages=DELTA_PACKAGE,
+            exclude_packages=EXCLUDED_PACKAGES,
             py_files="{{ params.py_files }}",
             name=f"linkgraph-{job.task_id}-{{{{ ds }}}}",
             conf={"spark.sql.session.timeZone": "UTC", "spark.pyspark.python": "{{ params.python }}",

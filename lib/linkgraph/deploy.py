@@ -17,7 +17,7 @@ from importlib import resources
 from typing import TYPE_CHECKING
 
 from linkgraph import __version__
-from linkgraph.lake.packages import DELTA_PACKAGE
+from linkgraph.lake.packages import DELTA_PACKAGE, PROVIDED_BY_SPARK
 
 if TYPE_CHECKING:
     from linkgraph.steps.registry import Registry
@@ -67,7 +67,9 @@ def render_dag(registry: Registry) -> str:
         jobs.append(f"{head} {tail}" if len(last) + len(tail) < 120 else f"{head}\n        {tail}")
     text = (_template("linkgraph_dag.py.tmpl").replace("@@JOBS@@", "\n".join(jobs))
             .replace("@@PICTURE@@", _picture(registry))
-            .replace("@@DELTA_PACKAGE@@", DELTA_PACKAGE).replace("@@VERSION@@", __version__))
+            .replace("@@DELTA_PACKAGE@@", DELTA_PACKAGE)
+            .replace("@@PROVIDED_BY_SPARK@@", "(\n" + "".join(f"    {_py(p)},\n" for p in PROVIDED_BY_SPARK) + ")")
+            .replace("@@VERSION@@", __version__))
     return text
 
 

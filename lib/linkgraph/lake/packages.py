@@ -20,3 +20,35 @@ GRAPHFRAMES_VERSION = "0.12.3"
 
 DELTA_PACKAGE = f"io.delta:delta-spark_4.2_{SCALA_BINARY_VERSION}:{DELTA_VERSION}"
 GRAPHFRAMES_PACKAGE = f"io.graphframes:graphframes-spark4_{SCALA_BINARY_VERSION}:{GRAPHFRAMES_VERSION}"
+
+# Transitive dependencies of the Delta package that Spark 4.2 ships in its own ``jars/`` in newer
+# versions: Spark's class loaders are parent-first, so its copies are the ones loaded anyway.  Left
+# out of the resolution (``spark.jars.excludes``, spark-submit's ``--exclude-packages``), they are
+# not shipped with every application: without them the executors of each application fetch 13 MB
+# of jars from the driver instead of 86 MB (hadoop-client-runtime and -api alone are 50 MB), and
+# no older Jackson, Parquet or Hadoop sits on the classpath beside Spark's.
+PROVIDED_BY_SPARK = (
+    "org.apache.hadoop:hadoop-client-runtime",
+    "org.apache.hadoop:hadoop-client-api",
+    "org.apache.parquet:parquet-column",
+    "org.apache.parquet:parquet-common",
+    "org.apache.parquet:parquet-encoding",
+    "org.apache.parquet:parquet-format-structures",
+    "org.apache.parquet:parquet-hadoop",
+    "org.apache.parquet:parquet-jackson",
+    "com.fasterxml.jackson.core:jackson-databind",
+    "com.fasterxml.jackson.core:jackson-core",
+    "com.fasterxml.jackson.core:jackson-annotations",
+    "com.github.luben:zstd-jni",
+    "org.xerial.snappy:snappy-java",
+    "io.airlift:aircompressor",
+    "org.apache.logging.log4j:log4j-core",
+    "org.apache.logging.log4j:log4j-api",
+    "org.apache.logging.log4j:log4j-slf4j2-impl",
+    "org.slf4j:slf4j-api",
+    "org.roaringbitmap:RoaringBitmap",
+    "commons-pool:commons-pool",
+    "com.google.code.findbugs:jsr305",
+    "org.locationtech.jts:jts-core",
+)
+EXCLUDED_PACKAGES = ",".join(PROVIDED_BY_SPARK)

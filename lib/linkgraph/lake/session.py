@@ -18,7 +18,7 @@ from pyspark.sql import SparkSession
 
 from linkgraph.errors import ConfigError
 from linkgraph.lake.config import SparkConfig
-from linkgraph.lake.packages import DELTA_PACKAGE, GRAPHFRAMES_PACKAGE
+from linkgraph.lake.packages import DELTA_PACKAGE, EXCLUDED_PACKAGES, GRAPHFRAMES_PACKAGE
 from linkgraph.lake.paths import delete_tree, qualify, table_location
 
 log = logging.getLogger(__name__)
@@ -83,6 +83,7 @@ def get_spark(spark_config: SparkConfig | None = None) -> SparkSession:
         settings["spark.driver.memory"] = spark_config.driver_memory
     if spark_config.add_packages:
         settings["spark.jars.packages"] = ",".join(jvm_packages(spark_config))
+        settings["spark.jars.excludes"] = EXCLUDED_PACKAGES   # what Spark's own jars/ provide
         ivy_dir = os.environ.get("LINKGRAPH_IVY_DIR")
         if ivy_dir:
             settings["spark.jars.ivy"] = ivy_dir
