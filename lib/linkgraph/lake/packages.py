@@ -24,8 +24,8 @@ GRAPHFRAMES_PACKAGE = f"io.graphframes:graphframes-spark4_{SCALA_BINARY_VERSION}
 # Transitive dependencies of the Delta package that Spark 4.2 ships in its own ``jars/`` in newer
 # versions: Spark's class loaders are parent-first, so its copies are the ones loaded anyway.  Left
 # out of the resolution (``spark.jars.excludes``, spark-submit's ``--exclude-packages``), they are
-# not shipped with every application: without them the executors of each application fetch 13 MB
-# of jars from the driver instead of 86 MB (hadoop-client-runtime and -api alone are 50 MB), and
+# not shipped with every application: without them the executors of each application fetch 13 MiB
+# of jars from the driver instead of 85 MiB (hadoop-client-runtime and -api alone are 48 MiB), and
 # no older Jackson, Parquet or Hadoop sits on the classpath beside Spark's.
 PROVIDED_BY_SPARK = (
     "org.apache.hadoop:hadoop-client-runtime",
