@@ -21,8 +21,8 @@ GRAPHFRAMES_VERSION = "0.12.3"
 DELTA_PACKAGE = f"io.delta:delta-spark_4.2_{SCALA_BINARY_VERSION}:{DELTA_VERSION}"
 GRAPHFRAMES_PACKAGE = f"io.graphframes:graphframes-spark4_{SCALA_BINARY_VERSION}:{GRAPHFRAMES_VERSION}"
 
-# Transitive dependencies of the Delta package that Spark 4.2 ships in its own ``jars/`` in newer
-# versions: Spark's class loaders are parent-first, so its copies are the ones loaded anyway.  Left
+# Transitive dependencies of the Delta package that Spark 4.2 ships in its own ``jars/`` (the same or
+# newer versions): Spark's class loaders are parent-first, so its copies are the ones loaded anyway.  Left
 # out of the resolution (``spark.jars.excludes``, spark-submit's ``--exclude-packages``), they are
 # not shipped with every application: without them the executors of each application fetch 13 MiB
 # of jars from the driver instead of 85 MiB (hadoop-client-runtime and -api alone are 48 MiB), and
