@@ -31,17 +31,22 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 import pyarrow.compute as pc
 import scipy.sparse as sparse
 from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
-from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructField, StructType
 from scipy.sparse.csgraph import connected_components as components_of
 
-from linkgraph.graph.small import ONE_TASK_EDGES, arrow_table, column_values, factorized, fits_one_task
+from linkgraph.graph.small import (
+    ONE_TASK_EDGES,
+    arrow_table,
+    column_values,
+    factorized,
+    fits_one_task,
+    record_batches,
+)
 from linkgraph.inputs.hosts import reversed_name
 from linkgraph.lake import checkpoints
 from linkgraph.lake import schemas as S
@@ -345,10 +350,7 @@ def _components_of_batches(batches: Iterator[Any], schema: StructType) -> Iterat
     if a_column.null_count or b_column.null_count:   # the null end is a node of its own, labelled null
         node_values.append(None)
         component_values.append(None)
-    arrow_schema = to_arrow_schema(schema)
-    yield from pa.Table.from_arrays([pa.array(node_values, type=arrow_schema.field("node").type),
-                                     pa.array(component_values, type=arrow_schema.field("component").type)],
-                                    schema=arrow_schema).to_batches()
+    yield from record_batches(schema, node_values, component_values)
 
 
 def _propagate_labels(both: DataFrame, labels: DataFrame) -> DataFrame:
@@ -366,6 +368,8 @@ def syndication_networks(pairs: DataFrame, max_partners: int = DEFAULT_MAX_LIST_
     """The ``syndication_networks`` table: each domain of a reciprocal pair with its network
     (connected component of the pairs), the network's size and the domain's partners (the first
     ``max_partners`` by name: ``analysis.max_list_entries``, picked by a window before the list)."""
+    # read three times (the size probe of the components, the components, the partners): computed once
+    pairs = checkpoints.cut(pairs)
     components = connected_components(pairs)
     by_name = Window.partitionBy(S.DOMAIN).orderBy("partner")
     partners = (

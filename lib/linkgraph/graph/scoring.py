@@ -32,16 +32,21 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
 import pyarrow.compute as pc
 import scipy.sparse as sparse
 from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import IntegerType, StructField, StructType
 
-from linkgraph.graph.small import ONE_TASK_EDGES, arrow_table, column_values, factorized, fits_one_task
+from linkgraph.graph.small import (
+    ONE_TASK_EDGES,
+    arrow_table,
+    column_values,
+    factorized,
+    fits_one_task,
+    record_batches,
+)
 from linkgraph.lake import checkpoints
 from linkgraph.lake import schemas as S
 from linkgraph.lake.rows import one_row
@@ -141,9 +146,7 @@ def _depths_of_batches(batches: Iterator[Any], limit: int, schema: StructType) -
     for d in range(1, limit + 1):
         if frontier.size == 0:
             break
-        rows = [successors.indices[a:b] for a, b in zip(successors.indptr[frontier],
-                                                         successors.indptr[frontier + 1], strict=True)]
-        reached = np.unique(np.concatenate(rows))
+        reached = np.unique(successors[frontier].indices)   # the frontier's rows of the CSR matrix
         frontier = reached[depth[reached] < 0]
         depth[frontier] = d
     found = np.flatnonzero(depth >= 0)
@@ -151,9 +154,7 @@ def _depths_of_batches(batches: Iterator[Any], limit: int, schema: StructType) -
     if seeds.null_count:
         node_values.append(None)
         depth_values.append(0)
-    arrow_schema = to_arrow_schema(schema)
-    yield from pa.Table.from_arrays([pa.array(node_values, type=arrow_schema.field(NODE).type),
-                                     pa.array(depth_values, type=pa.int32())], schema=arrow_schema).to_batches()
+    yield from record_batches(schema, node_values, depth_values)
 
 
 def _next_frontier(by_source: DataFrame, frontier: DataFrame, visited: DataFrame, depth: int,

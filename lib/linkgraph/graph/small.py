@@ -15,6 +15,8 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 from pyspark.sql import DataFrame
+from pyspark.sql.pandas.types import to_arrow_schema
+from pyspark.sql.types import StructType
 
 ONE_TASK_EDGES = 1_000_000
 
@@ -48,3 +50,10 @@ def factorized(*arrays: Any) -> tuple[list[Any], Any]:
         parts.append(codes[start:start + len(array)])
         start += len(array)
     return parts, nodes
+
+
+def record_batches(schema: StructType, *columns: list[Any]) -> Iterator[Any]:
+    """``columns`` (lists of values, None for null) as Arrow record batches of ``schema``."""
+    arrow_schema = to_arrow_schema(schema)
+    arrays = [pa.array(values, type=field.type) for values, field in zip(columns, arrow_schema, strict=True)]
+    yield from pa.Table.from_arrays(arrays, schema=arrow_schema).to_batches()
