@@ -21,11 +21,10 @@ from linkgraph.errors import HyperBallTooLarge, UsageError
 from linkgraph.lake import schemas as S
 from linkgraph.lake.config import ConfigError, config_from_dict
 from linkgraph.lake.delta import Lake
+from linkgraph.rank.counters import exact_limit, initial_registers
 from linkgraph.rank.hyperball import (
     HyperBall,
     budget_block_nodes,
-    exact_limit,
-    initial_registers,
     node_bytes,
     relative_standard_error,
     single_block,

@@ -333,7 +333,7 @@ def test_lineage_cut_checkpoints_compressed_ranks_only_and_keeps_the_ranks(spark
     """B = 3, a lineage cut every 2 of 5 iterations: the ranks are the power iteration's, and
     what is checkpointed is the rank blocks alone, zstd-compressed (a record holds no partial
     sum and unpacks to the ranks' exact bytes)."""
-    from linkgraph.rank.engine import pack_rank_record, unpack_rank_record
+    from linkgraph.rank.codec import pack_rank_record, unpack_rank_record
 
     n, edges = host_graph()
     graph = rank_graph(spark, n, edges)
@@ -388,7 +388,7 @@ def test_byte_budget_cuts_blocks_and_bounds_every_value(spark):
 
 
 def test_plan_by_bytes_one_task_identity_blocks_and_default_parallelism():
-    from linkgraph.rank.engine import plan_blocks
+    from linkgraph.rank.blocks import plan_blocks
 
     fits = plan_blocks(1000, 5000, RankParams(block_bytes=12 * 5000 + 8 * 1000), 1, cores=2)
     assert fits.single_task and fits.starts == (0, 1000)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from linkgraph.cli import main
-from linkgraph.rank.engine import RankParams, plan_blocks
+from linkgraph.rank.blocks import plan_blocks
+from linkgraph.rank.engine import RankParams
 from linkgraph.rank.plan import PlanInputs, block_plan, make_plan, parse_count, shuffle_bytes_per_iteration
 
 

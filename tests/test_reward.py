@@ -13,7 +13,8 @@ from pyspark.testing import assertDataFrameEqual
 
 import crash_hook
 from linkgraph.lake import schemas as S
-from linkgraph.lake.config import Config, ConfigError, TermRule, config_from_dict
+from linkgraph.lake.config import Config, ConfigError, config_from_dict
+from linkgraph.lake.config_analysis import TermRule
 from linkgraph.rank import reward as R
 
 LINK_COLUMNS = f"{S.SRC_ID} long, {S.DST_ID} long, {S.LINK_TYPE} string, {S.POSITION} string"

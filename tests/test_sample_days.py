@@ -1,6 +1,7 @@
-"""The sample crawl as daily batches (linkgraph.sample.days): same bytes on every call, the feature
-days (link farm on 5, mirror network on 9, WARC/WAT days, empty 8, absent 11), a growing crawl,
-and WARC/WAT days that the crawl readers turn into the day's links without a reject."""
+"""The sample crawl as daily batches (linkgraph.sample.days, on linkgraph.sample.schedule): same
+bytes on every call, the feature days (link farm on 5, mirror network on 9, WARC/WAT days, empty 8,
+absent 11), a growing crawl, and WARC/WAT days that the crawl readers turn into the day's links
+without a reject."""
 
 from __future__ import annotations
 
@@ -14,23 +15,12 @@ from linkgraph import urls
 from linkgraph.inputs.crawl.extract import EDGE, PAGE, REJECTED, ExtractSettings, warc_rows, wat_rows
 from linkgraph.inputs.crawl.warc import read_records
 from linkgraph.sample import FARM, HOSTS, generate_sample_crawl
-from linkgraph.sample.days import (
-    ABSENT_DAY,
-    DAY_FORMATS,
-    EMPTY_DAY,
-    FILE_NAMES,
-    HOST_DAYS,
-    LINK_FARM_DAY,
-    MANIFEST,
-    MIRROR_DAY,
-    MIRROR_HOSTS,
-    CrawlDay,
-    write_crawl_days,
-)
+from linkgraph.sample.days import DAY_FORMATS, FILE_NAMES, MANIFEST, CrawlDay, write_crawl_days
+from linkgraph.sample.schedule import ABSENT_DAY, EMPTY_DAY, HOST_DAYS, LINK_FARM_DAY, MIRROR_DAY, MIRROR_HOSTS
 
 pytestmark = pytest.mark.unit
 
-SYNDICATION_MIN_LINKS = 20      # analysis defaults (linkgraph.lake.config.AnalysisConfig)
+SYNDICATION_MIN_LINKS = 20      # analysis defaults (linkgraph.lake.config_analysis.AnalysisConfig)
 LINK_FARM_SHARE = 0.9
 SETTINGS = ExtractSettings()
 

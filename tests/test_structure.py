@@ -180,6 +180,14 @@ def test_no_function_is_longer_than_50_lines():
     assert not long, "\n".join(long)
 
 
+def test_no_module_is_longer_than_600_lines():
+    """A module a reader can hold in their head: one job each (the engine's planner, packer,
+    exchange, codec and solver; reward's signals, rounds, runs and prune)."""
+    long = sorted(f"{path.relative_to(ROOT)} ({lines} lines)" for path in MODULES.values()
+                  if (lines := len(path.read_text().splitlines())) > 600)
+    assert not long, "\n".join(long)
+
+
 def test_imports_are_at_module_level_except_the_clis_lazy_ones():
     """The CLI imports what loads pyspark or numba only for the commands that need them (``--help``
     and Spark-free lookups start fast); every other module imports at its top."""

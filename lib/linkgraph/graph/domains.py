@@ -50,7 +50,7 @@ from linkgraph.graph.small import (
 from linkgraph.inputs.hosts import reversed_name
 from linkgraph.lake import checkpoints
 from linkgraph.lake import schemas as S
-from linkgraph.lake.config import DEFAULT_MAX_LIST_ENTRIES
+from linkgraph.lake.config_analysis import DEFAULT_MAX_LIST_ENTRIES
 from linkgraph.lake.ids import number_in_order
 from linkgraph.rank.graph import DST, SRC, VERTEX, WEIGHT, RankGraph
 

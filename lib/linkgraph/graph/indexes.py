@@ -25,7 +25,7 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from linkgraph.lake import schemas as S
-from linkgraph.lake.config import DEFAULT_MAX_LIST_ENTRIES
+from linkgraph.lake.config_analysis import DEFAULT_MAX_LIST_ENTRIES
 
 _KIND = "_anchor_kind"
 _USABLE, _EMPTY, _BOILERPLATE = "usable", "empty", "boilerplate"

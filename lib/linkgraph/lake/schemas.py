@@ -1,14 +1,20 @@
-"""Table schemas and column names, declared once.
+"""Table schemas and column names, declared once and all read from here as ``S.NAME``.
 
 Every Delta table linkgraph writes has a ``StructType`` here; every column name used in more than
 one place is a constant here.  Timestamps are UTC ``TimestampType``; ids are ``LongType``.
+
+Declared in this module: the edge record, ``pages``, ``links``, ``rejects``, ``page_signals``,
+sitemaps, external authority, seed scores, the frontier, crawl extraction, step runs and the list
+of table names.  Re-exported from sibling modules: ``linkgraph.lake.names`` (names code without
+pyspark needs), ``linkgraph.lake.schemas_rank`` (PageRank and reward ranking, ``RUN_ID``, ``RANK``)
+and ``linkgraph.lake.schemas_graph`` (indexes, host and domain graphs, page flags, compressed link
+storage, harmonic centrality).
 """
 
 from __future__ import annotations
 
 from pyspark.sql.types import (
     ArrayType,
-    BinaryType,
     BooleanType,
     DoubleType,
     IntegerType,
@@ -20,13 +26,17 @@ from pyspark.sql.types import (
 )
 
 from linkgraph.lake import names as _names
+from linkgraph.lake import schemas_graph as _graph
+from linkgraph.lake import schemas_rank as _rank
 
-# names code without pyspark needs too (linkgraph links --compressed): defined in linkgraph.lake.names
+# names code without pyspark needs too (linkgraph links --compressed, the CLI's choices): defined in
+# linkgraph.lake.names
 ARC_COUNT = _names.ARC_COUNT
 BIT_LENGTH = _names.BIT_LENGTH
 BLOCK_ID = _names.BLOCK_ID
 BLOCK_MAX_ARCS = _names.BLOCK_MAX_ARCS
 BLOCK_SIZE = _names.BLOCK_SIZE
+CENTRALITY_LEVELS = _names.CENTRALITY_LEVELS
 COMPRESSION_BUILD_COLUMNS = _names.COMPRESSION_BUILD_COLUMNS
 DATA = _names.DATA
 DIRECTION = _names.DIRECTION
@@ -53,6 +63,89 @@ URL = _names.URL
 URL_KEY_ORDER = _names.URL_KEY_ORDER
 VERTEX_ORDER = _names.VERTEX_ORDER
 WINDOW_SIZE = _names.WINDOW_SIZE
+
+# the rankers' tables (PageRank, reward ranking): defined in linkgraph.lake.schemas_rank
+RUN_ID = _rank.RUN_ID
+RANK = _rank.RANK
+VECTOR_ID = _rank.VECTOR_ID
+PAGERANK = _rank.PAGERANK
+ITERATION = _rank.ITERATION
+RANK_RUNS = _rank.RANK_RUNS
+RANK_STATE = _rank.RANK_STATE
+SCORE = _rank.SCORE
+FEED_URL = _rank.FEED_URL
+ROUND = _rank.ROUND
+REWARD_SCORES = _rank.REWARD_SCORES
+FEEDS = _rank.FEEDS
+REWARD_RUNS = _rank.REWARD_RUNS
+PRUNED_PAGES = _rank.PRUNED_PAGES
+REWARD_SCORES_TABLE = _rank.REWARD_SCORES_TABLE
+REWARD_RUNS_TABLE = _rank.REWARD_RUNS_TABLE
+FEEDS_TABLE = _rank.FEEDS_TABLE
+PRUNED_PAGES_TABLE = _rank.PRUNED_PAGES_TABLE
+
+# tables built from links and a rank run (indexes, host and domain graphs, page flags, compressed
+# link storage, harmonic centrality): defined in linkgraph.lake.schemas_graph
+CHUNK = _graph.CHUNK
+TARGET_IDS = _graph.TARGET_IDS
+TARGET_COUNT = _graph.TARGET_COUNT
+SOURCE_IDS = _graph.SOURCE_IDS
+SOURCE_COUNT = _graph.SOURCE_COUNT
+ANCHORS = _graph.ANCHORS
+ANCHOR = _graph.ANCHOR
+LINKS_COUNT = _graph.LINKS_COUNT
+LINKING_DOMAINS = _graph.LINKING_DOMAINS
+EXAMPLE_CONTEXT = _graph.EXAMPLE_CONTEXT
+FORWARD_INDEX = _graph.FORWARD_INDEX
+REVERSE_INDEX = _graph.REVERSE_INDEX
+ANCHOR_ENTRY = _graph.ANCHOR_ENTRY
+ANCHOR_INDEX = _graph.ANCHOR_INDEX
+REV_HOST = _graph.REV_HOST
+DOMAIN = _graph.DOMAIN
+SRC_HOST = _graph.SRC_HOST
+DST_HOST = _graph.DST_HOST
+SRC_DOMAIN = _graph.SRC_DOMAIN
+DST_DOMAIN = _graph.DST_DOMAIN
+HOSTS = _graph.HOSTS
+DOMAINS = _graph.DOMAINS
+HOST_LINKS = _graph.HOST_LINKS
+DOMAIN_LINKS = _graph.DOMAIN_LINKS
+AUTHORITY = _graph.AUTHORITY
+AUTHORITY_SCORE = _graph.AUTHORITY_SCORE
+DOMAIN_AUTHORITY = _graph.DOMAIN_AUTHORITY
+DOMAIN_AUTHORITY_SCHEMA = _graph.DOMAIN_AUTHORITY_SCHEMA
+TARGET_DOMAIN = _graph.TARGET_DOMAIN
+LINK_FARMS = _graph.LINK_FARMS
+NETWORK_ID = _graph.NETWORK_ID
+SYNDICATION_NETWORKS = _graph.SYNDICATION_NETWORKS
+IMPORTANT = _graph.IMPORTANT
+ORPHAN = _graph.ORPHAN
+LINK_FARM_DOMAIN = _graph.LINK_FARM_DOMAIN
+LINK_FARM_TARGET = _graph.LINK_FARM_TARGET
+SYNDICATION_NETWORK = _graph.SYNDICATION_NETWORK
+TRUST_RANK = _graph.TRUST_RANK
+SPAM_MASS = _graph.SPAM_MASS
+SPAM_SUSPECT = _graph.SPAM_SUSPECT
+PAGE_FLAGS = _graph.PAGE_FLAGS
+DOMAIN_SPAM = _graph.DOMAIN_SPAM
+COMPRESSED_LINKS = _graph.COMPRESSED_LINKS
+COMPRESSED_OFFSETS = _graph.COMPRESSED_OFFSETS
+COMPRESSED_ORDER = _graph.COMPRESSED_ORDER
+HARMONIC = _graph.HARMONIC
+PAGERANK_VALUE = _graph.PAGERANK_VALUE
+PAGERANK_RANK = _graph.PAGERANK_RANK
+ITERATIONS = _graph.ITERATIONS
+HOST_CENTRALITY_TABLE = _graph.HOST_CENTRALITY_TABLE
+DOMAIN_CENTRALITY_TABLE = _graph.DOMAIN_CENTRALITY_TABLE
+PAGE_CENTRALITY_TABLE = _graph.PAGE_CENTRALITY_TABLE
+CENTRALITY_RUNS_TABLE = _graph.CENTRALITY_RUNS_TABLE
+CENTRALITY_TABLES = _graph.CENTRALITY_TABLES
+HOST_CENTRALITY = _graph.HOST_CENTRALITY
+DOMAIN_CENTRALITY = _graph.DOMAIN_CENTRALITY
+PAGE_CENTRALITY = _graph.PAGE_CENTRALITY
+CENTRALITY_SCHEMAS = _graph.CENTRALITY_SCHEMAS
+CENTRALITY_ITERATION = _graph.CENTRALITY_ITERATION
+CENTRALITY_RUNS = _graph.CENTRALITY_RUNS
 
 # --- edge record (crawler input) -------------------------------------------------------------
 FROM_URL = "from_url"
@@ -170,68 +263,6 @@ class Reason:
     OVERSIZED_PAGE = "OVERSIZED_PAGE"
 
 
-# --- ranking ---------------------------------------------------------------------------------
-RUN_ID = "run_id"
-RANK = "rank"
-VECTOR_ID = "vector_id"
-
-PAGERANK = StructType(
-    [
-        StructField(PAGE_ID, LongType(), False),
-        StructField(URL, StringType(), True),
-        StructField(VECTOR_ID, IntegerType(), False),
-        StructField(RANK, DoubleType(), False),
-        StructField(RUN_ID, StringType(), False),
-    ]
-)
-
-ITERATION = StructType(
-    [
-        StructField("iteration", IntegerType(), False),
-        StructField("l1_change", DoubleType(), False),
-        StructField("dangling_mass", DoubleType(), False),
-        StructField("seconds", DoubleType(), False),
-        StructField("active_vectors", IntegerType(), False),
-    ]
-)
-
-RANK_RUNS = StructType(
-    [
-        StructField(RUN_ID, StringType(), False),
-        StructField("started_at", TimestampType(), False),
-        StructField("engine", StringType(), False),
-        StructField("damping", DoubleType(), False),
-        StructField("tol", DoubleType(), False),
-        StructField("max_iter", IntegerType(), False),
-        StructField("personalization", StringType(), True),
-        StructField("vectors", IntegerType(), False),
-        StructField("warm_start", BooleanType(), False),
-        StructField("resumed_from", IntegerType(), True),
-        StructField("graph_version", LongType(), True),
-        StructField("pages", LongType(), False),
-        StructField("links_followed", LongType(), False),
-        StructField("iterations", IntegerType(), False),
-        StructField("converged", BooleanType(), False),
-        StructField("vector_iterations", ArrayType(IntegerType()), False),
-        StructField("final_l1_change", DoubleType(), True),
-        StructField("seconds", DoubleType(), False),
-        StructField("history", ArrayType(ITERATION), False),
-    ]
-)
-
-# The block engine's rank state of the last checkpointed iteration (``linkgraph.rank.state``).
-RANK_STATE = StructType(
-    [
-        StructField("run_key", StringType(), False),
-        StructField("iteration", IntegerType(), False),
-        StructField("active", BinaryType(), False),            # bool[K]: vectors still iterating
-        StructField("vector_iterations", ArrayType(IntegerType()), False),
-        StructField("block", IntegerType(), False),
-        StructField("ranks", BinaryType(), False),             # float64[K, block size]
-        StructField("saved_at", TimestampType(), True),        # UTC; state older than a day is dropped
-    ]
-)
-
 # --- page signals (what the crawler's parser saw on a page; input of the reward ranker) ---------
 TITLE = "title"
 TEXT = "text"
@@ -247,133 +278,6 @@ PAGE_SIGNALS = StructType(
         StructField(TEXT, StringType(), True),
         StructField(FEED_LINKS, ArrayType(StringType()), True),   # absolute URLs of XML feeds linked
         StructField(FETCHED_AT, TimestampType(), True),
-    ]
-)
-
-# --- indexes (built from links) ---------------------------------------------------------------
-CHUNK = "chunk"
-TARGET_IDS = "target_ids"
-TARGET_COUNT = "target_count"
-SOURCE_IDS = "source_ids"
-SOURCE_COUNT = "source_count"
-ANCHORS = "anchors"
-ANCHOR = "anchor"
-LINKS_COUNT = "links"
-LINKING_DOMAINS = "linking_domains"
-EXAMPLE_CONTEXT = "example_context"
-
-FORWARD_INDEX = StructType(
-    [
-        StructField(PAGE_ID, LongType(), False),
-        StructField(CHUNK, IntegerType(), False),                       # 0, 1, ... in id order
-        StructField(TARGET_IDS, ArrayType(LongType(), False), False),   # ascending, distinct, ≤ max_list_entries
-        StructField(TARGET_COUNT, IntegerType(), False),                # the page's total, every chunk
-    ]
-)
-REVERSE_INDEX = StructType(
-    [
-        StructField(PAGE_ID, LongType(), False),
-        StructField(CHUNK, IntegerType(), False),                       # 0, 1, ... in id order
-        StructField(SOURCE_IDS, ArrayType(LongType(), False), False),   # ascending, distinct, ≤ max_list_entries
-        StructField(SOURCE_COUNT, IntegerType(), False),                # the page's total, every chunk
-    ]
-)
-ANCHOR_ENTRY = StructType(
-    [
-        StructField(ANCHOR, StringType(), False),            # normalised anchor text
-        StructField(LINKS_COUNT, LongType(), False),         # incoming links carrying it
-        StructField(LINKING_DOMAINS, LongType(), False),     # distinct registered domains among them
-        StructField(EXAMPLE_CONTEXT, StringType(), True),    # the context window of one such link
-    ]
-)
-ANCHOR_INDEX = StructType(
-    [
-        StructField(PAGE_ID, LongType(), False),
-        StructField(ANCHORS, ArrayType(ANCHOR_ENTRY, False), False),   # most links first, capped
-        StructField("distinct_anchors", IntegerType(), False),         # before the cap
-        StructField("anchored_links", LongType(), False),              # links with a usable anchor
-        StructField("empty_anchors", LongType(), False),
-        StructField("boilerplate_anchors", LongType(), False),
-    ]
-)
-
-# --- host and domain graphs (names reversed: com.example.www) ----------------------------------
-REV_HOST = "host"
-DOMAIN = "domain"
-SRC_HOST, DST_HOST = "src_host", "dst_host"
-SRC_DOMAIN, DST_DOMAIN = "src_domain", "dst_domain"
-
-
-def _node_stats(name: str, extra: list[StructField]) -> StructType:
-    return StructType(
-        [
-            StructField(name, StringType(), False),
-            *extra,
-            StructField("pages", LongType(), False),
-            StructField("out_links", LongType(), False),
-            StructField("in_links", LongType(), False),
-            StructField("internal_links", LongType(), False),          # both ends inside this node
-            StructField("external_out_links", LongType(), False),
-            StructField("external_in_links", LongType(), False),
-            StructField(LINKING_DOMAINS, LongType(), False),           # other registered domains linking in
-        ]
-    )
-
-
-HOSTS = _node_stats(REV_HOST, [StructField(DOMAIN, StringType(), True)])
-DOMAINS = _node_stats(DOMAIN, [StructField("hosts", LongType(), False)])
-
-
-def _edge_stats(src: str, dst: str) -> StructType:
-    return StructType(
-        [
-            StructField(src, StringType(), False),
-            StructField(dst, StringType(), False),
-            StructField(LINKS_COUNT, LongType(), False),
-            StructField("followed_links", LongType(), False),    # link types PageRank follows
-            StructField("src_pages", LongType(), False),         # distinct linking pages
-            StructField("followed_src_pages", LongType(), False),
-            StructField("dst_pages", LongType(), False),         # distinct linked pages
-        ]
-    )
-
-
-HOST_LINKS = _edge_stats(SRC_HOST, DST_HOST)
-DOMAIN_LINKS = _edge_stats(SRC_DOMAIN, DST_DOMAIN)
-
-AUTHORITY = "authority"
-AUTHORITY_SCORE = "authority_score"
-DOMAIN_AUTHORITY = "domain_authority"
-
-DOMAIN_AUTHORITY_SCHEMA = StructType(
-    [
-        StructField(DOMAIN, StringType(), False),
-        StructField(AUTHORITY, DoubleType(), False),          # PageRank over the domain graph, sums to 1
-        StructField("authority_position", LongType(), False), # 1 = highest
-        StructField(AUTHORITY_SCORE, DoubleType(), False),    # 0-10, decile style (10 x percentile)
-        StructField(DOMAIN_AUTHORITY, DoubleType(), False),   # authority_score / 10, in [0, 1]
-        StructField(RUN_ID, StringType(), False),
-    ]
-)
-
-TARGET_DOMAIN = "target_domain"
-LINK_FARMS = StructType(
-    [
-        StructField(DOMAIN, StringType(), False),
-        StructField(TARGET_DOMAIN, StringType(), False),
-        StructField("links_to_target", LongType(), False),
-        StructField("external_out_links", LongType(), False),
-        StructField("share", DoubleType(), False),
-    ]
-)
-
-NETWORK_ID = "network_id"
-SYNDICATION_NETWORKS = StructType(
-    [
-        StructField(NETWORK_ID, StringType(), False),    # the smallest member domain: stable across runs
-        StructField(DOMAIN, StringType(), False),
-        StructField("network_size", LongType(), False),
-        StructField("partners", ArrayType(StringType(), False), False),   # reciprocal high-volume partners
     ]
 )
 
@@ -443,49 +347,6 @@ FRONTIER = StructType(
     ]
 )
 
-# --- page flags (one row per page per rank run) -------------------------------------------------
-IMPORTANT = "important"
-ORPHAN = "orphan"
-LINK_FARM_DOMAIN = "link_farm_domain"
-LINK_FARM_TARGET = "link_farm_target"
-SYNDICATION_NETWORK = "syndication_network"
-# spam mass (TrustRank, Gyöngyi et al. 2004/2006; linkgraph.graph.spam): trust_rank is the core-based PageRank
-# p' = good_fraction x PageRank personalised on the trusted pages, spam_mass = (rank - trust_rank) / rank <= 1
-TRUST_RANK = "trust_rank"
-SPAM_MASS = "spam_mass"
-SPAM_SUSPECT = "spam_suspect"
-
-PAGE_FLAGS = StructType(
-    [
-        StructField(RUN_ID, StringType(), False),
-        StructField(PAGE_ID, LongType(), False),
-        StructField(URL, StringType(), True),
-        StructField(RANK, DoubleType(), True),
-        StructField("rank_threshold", DoubleType(), True),   # mean + k·σ of the run's ranks
-        StructField(IMPORTANT, BooleanType(), False),
-        StructField("internal_in_links", LongType(), False),
-        StructField(ORPHAN, BooleanType(), False),
-        StructField(LINK_FARM_DOMAIN, BooleanType(), False),
-        StructField(LINK_FARM_TARGET, StringType(), True),
-        StructField(SYNDICATION_NETWORK, StringType(), True),
-        StructField(TRUST_RANK, DoubleType(), True),         # null: the rank run had no trust vector
-        StructField(SPAM_MASS, DoubleType(), True),
-        StructField(SPAM_SUSPECT, BooleanType(), False),
-    ]
-)
-
-# The columns ``flags`` adds to ``domains`` when the rank run has a trust vector: sums of the
-# domain's pages' PageRank and trust rank, and the relative spam mass of those sums.
-DOMAIN_SPAM = StructType(
-    [
-        StructField(DOMAIN, StringType(), False),
-        StructField(RANK, DoubleType(), True),
-        StructField(TRUST_RANK, DoubleType(), True),
-        StructField(SPAM_MASS, DoubleType(), True),
-        StructField(SPAM_SUSPECT, BooleanType(), False),
-    ]
-)
-
 # Table names inside the lake.
 LINKS_TABLE = "links"
 REJECTS_TABLE = "rejects"
@@ -508,77 +369,6 @@ SITEMAPS_TABLE = "sitemaps"
 EXTERNAL_AUTHORITY_TABLE = "external_authority"
 SEED_SCORES_TABLE = "seed_scores"
 FRONTIER_TABLE = "frontier"
-
-# --- compressed link storage (linkgraph compress; linkgraph.compress) --------------------------
-
-_COMPRESSION_BUILD_FIELDS = [
-    StructField(LINKS_VERSION, LongType(), False),          # Delta version of `links` encoded
-    StructField(BLOCK_SIZE, LongType(), False),             # vertex positions per block
-    StructField(WINDOW_SIZE, IntegerType(), False),
-    StructField(MAX_REF_COUNT, IntegerType(), False),
-    StructField(MIN_INTERVAL_LENGTH, IntegerType(), False),
-    StructField(RESIDUAL_CODE, StringType(), False),        # gamma | delta | zetaK
-    StructField(BLOCK_MAX_ARCS, LongType(), False),         # arcs per block, a longer list alone
-    StructField(VERTEX_ORDER, StringType(), False),         # url_key: vertices are host-order positions
-    StructField(PAGES_VERSION, LongType(), False),          # Delta version of `pages` ordered by (-1: none)
-]
-
-# The compressed graph's vertices are not page ids but positions 0..m-1 of the m pages with a link,
-# in url_key order (host reversed, then path; pages without a key after them by page id): so a
-# host's pages are neighbours however many ingests numbered them.  `links_compressed_order` maps
-# between the two.
-#
-# One row per block of positions [first_id, first_id + node_count): the successor lists (forward:
-# dst positions of each src; reverse: src positions of each dst) as one Boldi-Vigna (WebGraph BVGraph) bit
-# stream, most significant bit first, `bit_length` bits long.  Blocks are cut by ids and arcs: a
-# block lies within one id range [k * block_size, (k + 1) * block_size) and holds fewer than
-# 2 * block_max_arcs arcs, except a list of block_max_arcs or more, which is alone in its block.
-# The range's first block starts at k * block_size, a later one at its first page with a list;
-# `block_id = first_id`.  `node_count` ends at the block's last page with a list.
-COMPRESSED_LINKS = StructType(
-    [
-        StructField(BLOCK_ID, LongType(), False),
-        StructField(FIRST_ID, LongType(), False),
-        StructField(NODE_COUNT, LongType(), False),
-        StructField(ARC_COUNT, LongType(), False),
-        StructField(BIT_LENGTH, LongType(), False),
-        StructField(DATA, BinaryType(), False),
-        *_COMPRESSION_BUILD_FIELDS,
-    ]
-)
-
-# The offsets index: per (direction, block) the bit offset of every list in the block's stream
-# (node_count + 1 values, the last one the stream length), as gamma-coded gaps exactly like
-# WebGraph's `.offsets` file; `bit_length` is the length of this offsets stream.
-COMPRESSED_OFFSETS = StructType(
-    [
-        StructField(DIRECTION, StringType(), False),        # forward | reverse
-        StructField(BLOCK_ID, LongType(), False),
-        StructField(FIRST_ID, LongType(), False),
-        StructField(NODE_COUNT, LongType(), False),
-        StructField(BIT_LENGTH, LongType(), False),
-        StructField(OFFSETS, BinaryType(), False),
-        *_COMPRESSION_BUILD_FIELDS,
-    ]
-)
-
-# The vertex order of the compressed graph, in chunks of the key range [first_id, first_id +
-# block_size): `page_to_position` rows list the page ids of the chunk that have a position with
-# their positions, `position_to_page` rows the positions of the chunk with their page ids.  `data`
-# is one bit stream of `node_count` (key, value) pairs: the gap from the previous key (from
-# first_id for the first; minus one after it) and the signed difference from the previous value
-# (from 0 for the first, folded onto the naturals), both gamma-coded.
-COMPRESSED_ORDER = StructType(
-    [
-        StructField(KIND, StringType(), False),             # page_to_position | position_to_page
-        StructField(FIRST_ID, LongType(), False),
-        StructField(NODE_COUNT, LongType(), False),         # pairs in the chunk
-        StructField(BIT_LENGTH, LongType(), False),
-        StructField(DATA, BinaryType(), False),
-        *_COMPRESSION_BUILD_FIELDS,
-    ]
-)
-
 
 # --- crawl inputs (WARC / WAT extraction, linkgraph.inputs.crawl) ------------------------------------
 ROW_KIND = "row_kind"
@@ -607,79 +397,6 @@ CRAWL_EXTRACT = StructType(
     ]
 )
 
-# --- reward ranking ------------------------------------------------------------------------------
-SCORE = "score"
-FEED_URL = "feed_url"
-ROUND = "round"
-
-# The reward ranker's score per page after the last run (replaced by each run): the crawl
-# frontier's ordering key.  Scores are non-negative points.
-REWARD_SCORES = StructType(
-    [
-        StructField(PAGE_ID, LongType(), False),
-        StructField(URL, StringType(), True),
-        StructField(SCORE, DoubleType(), False),
-        StructField(RUN_ID, StringType(), False),
-    ]
-)
-
-# XML feeds ever linked from a page: a feed's first sighting earns its page the new-feed reward.
-FEEDS = StructType(
-    [
-        StructField(FEED_URL, StringType(), False),               # canonical URL
-        StructField("discovered_by", StringType(), True),         # url of the page credited with it
-        StructField("discovered_at", TimestampType(), False),     # when the reward run saw it first
-        StructField("discovered_run_id", StringType(), False),
-        StructField("last_seen_at", TimestampType(), False),      # latest reward run that saw it linked
-    ]
-)
-
-# One row per round of each reward run; round 0 is the start state (new pages initialised).
-# Invariant per row: total_score = total_score_before - total_forgotten + total_rewarded
-# + total_initialised, and total_received = total_sent (spreading moves mass, never makes it).
-REWARD_RUNS = StructType(
-    [
-        StructField(RUN_ID, StringType(), False),
-        StructField(ROUND, IntegerType(), False),
-        StructField("started_at", TimestampType(), False),
-        StructField("pages", LongType(), False),
-        StructField("new_pages", LongType(), False),
-        StructField("send_fraction", DoubleType(), False),
-        StructField("forget_rate", DoubleType(), False),
-        StructField("rewards_enabled", BooleanType(), False),
-        StructField("links_version", LongType(), True),
-        StructField("total_score_before", DoubleType(), False),
-        StructField("total_sent", DoubleType(), False),
-        StructField("total_received", DoubleType(), False),
-        StructField("total_forgotten", DoubleType(), False),
-        StructField("total_rewarded", DoubleType(), False),
-        StructField("total_initialised", DoubleType(), False),
-        StructField("total_score", DoubleType(), False),
-        StructField("largest_change", DoubleType(), False),
-        StructField("seconds", DoubleType(), False),
-    ]
-)
-
-# What a prune deleted: enough to audit it and to undo it by Delta time travel to the versions
-# of ``pages`` and ``links`` read before the deletes (``linkgraph reward --undo-prune RUN_ID``).
-PRUNED_PAGES = StructType(
-    [
-        StructField(RUN_ID, StringType(), False),
-        StructField(PAGE_ID, LongType(), False),
-        StructField(URL, StringType(), True),
-        StructField(SCORE, DoubleType(), False),
-        StructField("links_removed", LongType(), False),          # links with this page at either end
-        StructField("pages_version", LongType(), False),          # pages version holding the page
-        StructField("links_version", LongType(), False),          # links version holding its links
-        StructField("pruned_at", TimestampType(), False),
-    ]
-)
-
-REWARD_SCORES_TABLE = "reward_scores"
-REWARD_RUNS_TABLE = "reward_runs"
-FEEDS_TABLE = "feeds"
-PRUNED_PAGES_TABLE = "pruned_pages"
-
 # --- step runs: what a multi-table step read, recorded before its first write, so that a
 # retry of the same run id reads the same table versions (time travel) and ends as one run would.
 STEP_RUNS_TABLE = "step_runs"
@@ -690,64 +407,5 @@ STEP_RUNS = StructType(
         StructField(STEP, StringType(), False),
         StructField("started_at", TimestampType(), False),
         StructField("inputs", StringType(), False),     # JSON: table -> Delta version read (null: absent)
-    ]
-)
-
-# --- harmonic centrality and graph exports (linkgraph centrality / export) -----------------------
-HARMONIC = "harmonic"
-PAGERANK_VALUE = "pagerank"
-PAGERANK_RANK = "pagerank_rank"
-ITERATIONS = "iterations"
-CENTRALITY_LEVELS = _names.CENTRALITY_LEVELS
-HOST_CENTRALITY_TABLE = "host_centrality"
-DOMAIN_CENTRALITY_TABLE = "domain_centrality"
-PAGE_CENTRALITY_TABLE = "page_centrality"
-CENTRALITY_RUNS_TABLE = "centrality_runs"
-CENTRALITY_TABLES = {"host": HOST_CENTRALITY_TABLE, "domain": DOMAIN_CENTRALITY_TABLE, "page": PAGE_CENTRALITY_TABLE}
-
-
-def _centrality(name: StructField) -> StructType:
-    """One row per node: harmonic centrality (HyperBall estimate) and its rank (1 = most central),
-    the PageRank over the same graph and its rank, the run's iterations and id."""
-    return StructType(
-        [
-            name,
-            StructField(HARMONIC, DoubleType(), False),
-            StructField(RANK, LongType(), False),
-            StructField(PAGERANK_VALUE, DoubleType(), False),
-            StructField(PAGERANK_RANK, LongType(), False),
-            StructField(ITERATIONS, IntegerType(), False),
-            StructField(RUN_ID, StringType(), False),
-        ]
-    )
-
-
-HOST_CENTRALITY = _centrality(StructField(REV_HOST, StringType(), False))
-DOMAIN_CENTRALITY = _centrality(StructField(DOMAIN, StringType(), False))
-PAGE_CENTRALITY = _centrality(StructField(PAGE_ID, LongType(), False))
-CENTRALITY_SCHEMAS = {"host": HOST_CENTRALITY, "domain": DOMAIN_CENTRALITY, "page": PAGE_CENTRALITY}
-
-CENTRALITY_ITERATION = StructType(
-    [
-        StructField("iteration", IntegerType(), False),          # = the distance t whose ball was added
-        StructField("changed_counters", LongType(), False),
-        StructField("harmonic_added", DoubleType(), False),      # Σ over nodes of (|B(t)| - |B(t-1)|) / t
-        StructField("seconds", DoubleType(), False),
-    ]
-)
-
-CENTRALITY_RUNS = StructType(
-    [
-        StructField(RUN_ID, StringType(), False),
-        StructField("started_at", TimestampType(), False),
-        StructField("level", StringType(), False),
-        StructField("registers", IntegerType(), False),
-        StructField("relative_standard_error", DoubleType(), False),   # 1.04 / sqrt(registers)
-        StructField("nodes", LongType(), False),
-        StructField("arcs", LongType(), False),
-        StructField(ITERATIONS, IntegerType(), False),
-        StructField("converged", BooleanType(), False),                # no counter changed in the last one
-        StructField("seconds", DoubleType(), False),
-        StructField("history", ArrayType(CENTRALITY_ITERATION), False),
     ]
 )

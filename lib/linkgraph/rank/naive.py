@@ -15,8 +15,9 @@ from pyspark.sql import functions as F
 from linkgraph.lake import checkpoints
 from linkgraph.lake.rows import one_row
 from linkgraph.lake.schemas import RANK, VECTOR_ID
-from linkgraph.rank.engine import IterationStat, RankParams, RankResult, transition_weights
+from linkgraph.rank.engine import IterationStat, RankParams, RankResult
 from linkgraph.rank.graph import DST, SRC, VERTEX, RankGraph
+from linkgraph.rank.packing import transition_weights
 
 
 def naive_pagerank(

@@ -1,7 +1,7 @@
 """``linkgraph plan``: what a graph needs on a cluster, from the rank engine's own block planner.
 
 Given E links, n pages, K rank vectors and C cores (or a lake to count E and n from), the plan cuts
-the blocks with :func:`linkgraph.rank.engine.plan_blocks` (the function ``BlockEngine.plan``
+the blocks with :func:`linkgraph.rank.blocks.plan_blocks` (the function ``BlockEngine.plan``
 calls, with the out-links spread evenly over the vertex buckets) and prices every byte with the
 engine's layout constants (``LINK_BYTES``, ``ROW_BYTES``) and the per-link constants below, which
 ``bench/scale.py`` measures (it imports this module and prints ``plan_vs_measured_shuffle=``, the
@@ -19,7 +19,7 @@ Measured constants (``python bench/scale.py``, host-structured generated graphs,
   the rank blocks travel with the partials;
 * ``SEGMENT_BYTES``: Spark's framing of one non-empty (source block, destination block) segment;
 * ``CHECKPOINT_BYTES_PER_PAGE``: bytes per page (one vector) of a reliable checkpoint, which
-  holds the rank blocks only, as zstd-compressed byte planes (``engine.pack_rank_record``);
+  holds the rank blocks only, as zstd-compressed byte planes (``codec.pack_rank_record``);
 * ``PYTHON_WORKER_BYTES``: the resident memory (RSS) of a Python worker once the heaviest step
   module is imported: ``pyspark.worker``, pandas, pyarrow and ``linkgraph.compress.build`` with its
   numba kernels, 193 MiB measured (``/proc/self/status`` VmRSS; the rank engine 135 MiB, ingest 129
@@ -39,7 +39,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from linkgraph.rank.engine import LINK_BYTES, PLAN_BUCKETS, ROW_BYTES, BlockPlan, RankParams, plan_blocks
+from linkgraph.rank.blocks import LINK_BYTES, PLAN_BUCKETS, ROW_BYTES, BlockPlan, plan_blocks
+from linkgraph.rank.engine import RankParams
 
 MIB = 1 << 20
 GIB = 1 << 30

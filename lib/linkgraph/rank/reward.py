@@ -39,7 +39,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import DecimalType
 
 from linkgraph.lake import schemas as S
-from linkgraph.lake.config import TermRule
+from linkgraph.lake.config_analysis import TermRule
 from linkgraph.lake.rows import one_row
 from linkgraph.rank.spread import BLOCK, BLOCK_SIZE, ROUND, BlockRounds
 from linkgraph.rank.spread import TOTALS as BLOCK_TOTALS

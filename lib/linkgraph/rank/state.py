@@ -10,7 +10,8 @@ from pyspark.sql import functions as F
 
 from linkgraph.lake.delta import Lake
 from linkgraph.lake.schemas import RANK_STATE
-from linkgraph.rank.engine import BLOCK, StateStore
+from linkgraph.rank.blocks import BLOCK
+from linkgraph.rank.engine import StateStore
 
 log = logging.getLogger(__name__)
 

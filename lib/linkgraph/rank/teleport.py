@@ -6,7 +6,7 @@ case-insensitively on word boundaries in a page's URL or in the anchor texts of 
 table of (page_id, weight[, vector_id]).  A vector that covers no page is an error.
 
 The uniform vector (every page 1/n) is never materialised: ``uniform_vector`` is one row at
-``UNIFORM_VERTEX``, which the rank engine reads as "1/n everywhere" (``engine.uniform_vectors``).
+``UNIFORM_VERTEX``, which the rank engine reads as "1/n everywhere" (``packing.uniform_vectors``).
 """
 
 from __future__ import annotations

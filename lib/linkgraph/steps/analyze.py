@@ -23,7 +23,8 @@ from linkgraph.graph import domains as D
 from linkgraph.graph import indexes as X
 from linkgraph.lake import schemas as S
 from linkgraph.lake import tables as T
-from linkgraph.lake.config import AnalysisConfig, Config
+from linkgraph.lake.config import Config
+from linkgraph.lake.config_analysis import AnalysisConfig
 from linkgraph.lake.context import Report, StepContext
 from linkgraph.lake.delta import Lake
 from linkgraph.lake.ids import new_run_id
