@@ -28,7 +28,8 @@ run of the day, that the link farm is flagged from the day it appears, and print
 figures: seconds per task, the lake's Delta log bytes and the drivers' peak JVM heap (from Spark's
 event logs).  Then it runs the day again and checks that no table's content changed (timing
 columns aside).  On the ``--kill-days``, the first SIGKILLs a worker (its JVM and its executor)
-during ``pagerank`` and the second the driver (the spark-submit JVM) during ``ingest``; Airflow's
+during ``pagerank`` and the second the driver (the spark-submit JVM) during ``ingest``, as soon as
+it has committed the first of the batch's tables (the batch half-written); Airflow's
 retry completes the day, and its tables are compared with an undisturbed run of the same day on a
 copy of the lake.
 
@@ -384,16 +385,31 @@ def kill_worker_during_pagerank(deployment: Deployment) -> None:
 
 
 def kill_driver_during_ingest(deployment: Deployment) -> None:
-    """When ingest's spark-submit JVM (the driver, client mode) has run 25 s, SIGKILL it."""
+    """When ingest's spark-submit JVM (the driver, client mode) has committed the first of the day's
+    batch tables (a new Delta log version of ``rejects``, ``pages`` or ``links``: rejects go first,
+    then pages, then links), SIGKILL it: the batch is left half-written, and the retry must finish it
+    with the tables an undisturbed run leaves."""
     pid = _process_with(b"org.apache.spark.deploy.SparkSubmit", b"step.py\x00ingest\x00")
     if pid is None:
         return
-    time.sleep(25)
+    before = _batch_commits(deployment.lake)
+    deadline = time.monotonic() + 1800
+    while time.monotonic() < deadline and _batch_commits(deployment.lake) <= before:
+        if not Path(f"/proc/{pid}").exists():
+            return
+        time.sleep(0.1)
+    committed = sorted(_batch_commits(deployment.lake) - before)
     try:
         os.kill(pid, signal.SIGKILL)
-        KILLED.append(f"driver {pid} during ingest")
+        KILLED.append(f"driver {pid} during ingest, after its commit of {', '.join(committed)}")
     except ProcessLookupError:
         pass
+
+
+def _batch_commits(lake: Path) -> set[str]:
+    """The commits (``table/version``) of the tables an ingest writes."""
+    return {f"{log.parent.parent.name}/{log.stem}" for table in ("rejects", "pages", "links")
+            for log in (lake / table / "_delta_log").glob("*.json")}
 
 
 KILLERS = {"worker": kill_worker_during_pagerank, "driver": kill_driver_during_ingest}

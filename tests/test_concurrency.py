@@ -245,7 +245,7 @@ def test_crawl_format_ingests_are_retried_on_a_conflict(spark, tmp_path, monkeyp
     attempt gets a fresh step context (run id and clock)."""
     from delta.exceptions import ConcurrentAppendException
 
-    from linkgraph.inputs.crawl import load as crawl
+    from linkgraph.steps import ingest_crawl
 
     attempts = []
 
@@ -255,7 +255,7 @@ def test_crawl_format_ingests_are_retried_on_a_conflict(spark, tmp_path, monkeyp
             raise ConcurrentAppendException("Files were added to the root of the table by a concurrent update.")
         return "landed"
 
-    monkeypatch.setattr(crawl, "run", conflicting_once)
+    monkeypatch.setattr(ingest_crawl, "run", conflicting_once)
     config = config_from_dict({"lake": {"path": str(tmp_path / "lake")},
                                "reliability": {"conflict_attempts": 2, "conflict_backoff_seconds": 0.0}})
     assert ingest_step(spark, config, str(tmp_path / f"input.{fmt}"), fmt) == "landed"

@@ -19,8 +19,8 @@ from linkgraph.lake.delta import Lake
 from linkgraph.rank.engine import BlockEngine, RankParams
 from linkgraph.rank.graph import RankGraph
 from linkgraph.rank.naive import naive_pagerank
-from linkgraph.rank.state import DeltaStateStore
 from linkgraph.steps import pagerank
+from linkgraph.steps.rank_state import DeltaStateStore
 from steps_support import pagerank_step
 
 
@@ -140,7 +140,7 @@ def test_rank_state_is_kept_per_run_and_a_finished_run_clears_only_its_own(spark
     overwrites nor clears the other's state; a finished run also drops state older than a day."""
     from datetime import datetime, timedelta
 
-    from linkgraph.rank import state as rank_state
+    from linkgraph.steps import rank_state
 
     lake = Lake(spark, config_from_dict({"lake": {"path": str(tmp_path / "lake")}}).lake)
     blocks = spark.createDataFrame([(0, b"\x00" * 8), (1, b"\x01" * 8)], "block int, ranks binary")

@@ -1,5 +1,5 @@
 """The package's shape, checked statically (no Spark): no import cycle, no private name imported
-from another module, and one registry of steps (``linkgraph.steps.registry``) from which the CLI,
+from another module, table writes only from the steps (and the lake), and one registry of steps (``linkgraph.steps.registry``) from which the CLI,
 ``linkgraph run``'s order, the Airflow DAG and the Databricks bundle are derived."""
 
 from __future__ import annotations
@@ -225,6 +225,139 @@ def test_no_private_name_imported_from_another_module():
     ]
     assert not private, "\n".join(private)
 
+
+
+# --- table writes only from the steps ---------------------------------------------------------------
+
+# The packages whose modules may call a table write: the steps, and the lake, which defines the writes.
+WRITERS = ("linkgraph.steps", "linkgraph.lake")
+
+
+def _may_write(module: str) -> bool:
+    return any(module == package or module.startswith(package + ".") for package in WRITERS)
+
+
+def _is_lake(node: ast.expr) -> bool:
+    """``lake``, ``ctx.lake``, ``self.lake`` or ``Lake(...)``: a ``Lake`` as the package names one
+    (every parameter ``lake: Lake``, a context's or a store's ``lake``)."""
+    if isinstance(node, ast.Call):
+        node = node.func
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+    return name.lower().endswith("lake")
+
+
+def _aliases(tree: ast.AST) -> dict[str, str]:
+    """Local name -> name in its module, of every ``from linkgraph... import name as local``."""
+    return {alias.asname: alias.name for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("linkgraph")
+            for alias in node.names if alias.asname}
+
+
+def _is_table_write(call: ast.Call, methods: set[str], functions: set[str], aliases: dict[str, str]) -> bool:
+    """Whether ``call`` writes a table: one of ``functions`` by any name or module (``upsert_links``,
+    ``T.write_rejects``, an alias), or one of ``methods`` (those of ``Lake`` and of a ``Table``
+    declaration) called on a lake (``lake.merge(...)``) or with one as its first or ``lake``
+    argument (``T.PAGES.ensure(lake)``).  A method of another object (``rows.append(x)``) is not."""
+    func = call.func
+    if isinstance(func, ast.Name):
+        return aliases.get(func.id, func.id) in functions
+    if not isinstance(func, ast.Attribute):
+        return False
+    if func.attr in functions:
+        return True
+    lake_argument = (bool(call.args) and _is_lake(call.args[0])) or any(kw.arg == "lake" for kw in call.keywords)
+    return func.attr in methods and (_is_lake(func.value) or lake_argument)
+
+
+def _lake_commit_methods() -> set[str]:
+    """The methods of ``Lake`` that make a commit: those calling ``self._committed`` (which records
+    every commit ``Lake`` makes), directly or through another of its methods (``_committed_merge``)."""
+    tree = ast.parse(MODULES["linkgraph.lake.delta"].read_text())
+    lake = next(node for node in tree.body if isinstance(node, ast.ClassDef) and node.name == "Lake")
+    calls = {fn.name: {c.func.attr for c in ast.walk(fn) if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)
+                       and isinstance(c.func.value, ast.Name) and c.func.value.id == "self"}
+             for fn in lake.body if isinstance(fn, ast.FunctionDef)}
+    assert "_committed" in calls, "Lake no longer records its commits in _committed: update this test"
+    writes = {"_committed"}
+    while more := {name for name, called in calls.items() if called & writes} - writes:
+        writes |= more
+    return writes
+
+
+def table_writes_of_the_lake() -> tuple[set[str], set[str]]:
+    """(method names, function names) that write a table, derived from ``linkgraph.lake``: the
+    methods of ``Lake`` that commit, then, until none is added, every function of a ``lake`` module
+    (``tables.upsert_pages``, ``reliability.guard_new_page_ids``, ...) and every method of its
+    classes (``Table.overwrite``, ``Table.replace_run``, ...) whose body calls a table write."""
+    methods, functions = _lake_commit_methods(), set()
+    defined: list[tuple[set[str], ast.FunctionDef, dict[str, str]]] = []
+    for module in (m for m in MODULES if m.startswith("linkgraph.lake.")):
+        tree = ast.parse(MODULES[module].read_text())
+        aliases = _aliases(tree)
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef):
+                defined.append((functions, node, aliases))
+            elif isinstance(node, ast.ClassDef) and (module, node.name) != ("linkgraph.lake.delta", "Lake"):
+                defined.extend((methods, fn, aliases) for fn in node.body if isinstance(fn, ast.FunctionDef))
+    added = True
+    while added:
+        added = False
+        for names, fn, aliases in defined:
+            if fn.name not in names and any(_is_table_write(c, methods, functions, aliases)
+                                            for c in ast.walk(fn) if isinstance(c, ast.Call)):
+                names.add(fn.name)
+                added = True
+    return methods, functions
+
+
+def table_writes(source: str, methods: set[str], functions: set[str]) -> list[str]:
+    """``line: call`` of every table write in a module's ``source``."""
+    tree = ast.parse(source)
+    aliases = _aliases(tree)
+    calls = sorted((node for node in ast.walk(tree) if isinstance(node, ast.Call)
+                    and _is_table_write(node, methods, functions, aliases)), key=lambda node: node.lineno)
+    return [f"{node.lineno}: {ast.unparse(node.func)}(...)" for node in calls]
+
+
+def test_only_the_steps_and_the_lake_write_tables():
+    """Transforms write no table: no module of ``lib/linkgraph`` outside ``linkgraph.steps`` and
+    ``linkgraph.lake`` calls a ``Lake`` method that commits (``merge``, ``overwrite``, ...), a
+    declaration's write (``T.PAGES.ensure(lake)``, ``replace_run``) or a write function of the lake
+    (``upsert_links``, ``write_rejects``, ``guard_new_page_ids``, ...)."""
+    methods, functions = table_writes_of_the_lake()
+    found = [f"{MODULES[module].relative_to(ROOT)}:{write}" for module in MODULES if not _may_write(module)
+             for write in table_writes(MODULES[module].read_text(), methods, functions)]
+    assert not found, "table writes outside linkgraph.steps and linkgraph.lake:\n" + "\n".join(found)
+
+
+A_TRANSFORM_THAT_WRITES = """
+from linkgraph.lake import tables as T
+from linkgraph.lake.tables import upsert_links as put_links
+
+def transform(lake, ctx, rows, batch):
+    batch.append(rows)                       # a list's append: no write
+    lake.read("pages").join(rows, "url")     # a read
+    T.write_rejects(lake, rows)
+    put_links(lake, rows)
+    ctx.lake.merge("links", rows, ["src_id", "dst_id"])
+    T.PAGERANK.overwrite(lake, rows)
+    return T.reject_rows(rows, "source")    # a transform of the lake's module: no write
+"""
+
+
+def test_the_table_write_check_sees_a_write_outside_the_steps():
+    methods, functions = table_writes_of_the_lake()
+    assert {"merge", "overwrite", "append", "delete_matching", "ensure", "replace_run"} <= methods
+    assert not {"read", "read_version", "exists", "current_version", "table_bytes", "last_build"} & methods
+    assert {"upsert_pages", "upsert_numbered_pages", "upsert_links", "insert_missing", "write_rejects",
+            "ensure_core_tables", "merge_sitemaps", "merge_page_signals", "merge_feeds",
+            "replace_external_authority", "guard_new_page_ids", "check_pages_still_there"} <= functions
+    assert not {"reject_rows", "count_by_reason", "max_page_id_of", "latest_rank_run_id", "declaration",
+                "key_ranges"} & functions
+    assert table_writes(A_TRANSFORM_THAT_WRITES, methods, functions) == [
+        "8: T.write_rejects(...)", "9: put_links(...)", "10: ctx.lake.merge(...)", "11: T.PAGERANK.overwrite(...)"]
+    assert not _may_write("linkgraph.inputs.edges") and not _may_write("linkgraph.rank.engine")
+    assert _may_write("linkgraph.steps.ingest_write") and _may_write("linkgraph.lake.tables")
 
 # --- one registry of steps -------------------------------------------------------------------------
 

@@ -22,7 +22,7 @@ from linkgraph.steps import flags, scores
 from linkgraph.steps.registry import Registry
 from steps_support import ingest_step
 
-STEPS = Path(T.__file__).parent / "steps"
+STEPS = Path(T.__file__).parents[1] / "steps"
 
 
 def test_every_table_name_has_one_declaration_with_its_name_unchanged():
@@ -51,7 +51,9 @@ def test_a_write_by_another_rule_than_the_declared_one_is_refused():
 
 def test_steps_write_only_through_the_declarations_and_declare_them():
     direct = re.compile(r"\blake\.(overwrite|append|merge|delete_matching|ensure)\(")
-    for module in sorted(STEPS.glob("*.py")):
+    modules = sorted(STEPS.glob("*.py"))
+    assert {"ingest.py", "pagerank.py", "rank_state.py"} <= {m.name for m in modules}, STEPS
+    for module in modules:
         assert not direct.search(module.read_text()), f"{module.name} writes through Lake"
     for step in Registry.default():
         for table in (*step.reads, *step.writes):
@@ -61,6 +63,7 @@ def test_steps_write_only_through_the_declarations_and_declare_them():
 
 def test_no_step_runs_another_step():
     step_modules = {m.stem for m in STEPS.glob("*.py") if re.search(r"^STEP = ", m.read_text(), re.M)}
+    assert {"ingest", "pagerank", "reward"} <= step_modules, STEPS
     for module in sorted(STEPS.glob("*.py")):
         imported = set(re.findall(r"^from linkgraph\.steps(?: import |\.)(\w+)", module.read_text(), re.M))
         assert not imported & step_modules, f"{module.name} imports the step(s) {imported & step_modules}"

@@ -72,7 +72,7 @@ RANK_RUNS = StructType(
     ]
 )
 
-# The block engine's rank state of the last checkpointed iteration (``linkgraph.rank.state``).
+# The block engine's rank state of the last checkpointed iteration (``linkgraph.steps.rank_state``).
 RANK_STATE = StructType(
     [
         StructField("run_key", StringType(), False),

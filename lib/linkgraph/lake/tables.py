@@ -90,10 +90,12 @@ class Table:
             require_no_foreign_data(lake.spark, lake.location(self.name), self.name)
         lake.ensure(self.name, self.schema, cluster_by=list(self.cluster_by) or None)
 
-    def overwrite(self, lake: Lake, rows: DataFrame, built_from: str | None = None) -> None:
-        """Replace the table with ``rows`` in one commit (recording ``built_from``)."""
+    def overwrite(self, lake: Lake, rows: DataFrame, built_from: str | None = None,
+                  replace_where: str | None = None) -> None:
+        """Replace the table with ``rows`` in one commit (recording ``built_from``); with
+        ``replace_where`` (a SQL predicate) only the rows it matches (one run's rank state)."""
         self._check(Merge.OVERWRITE)
-        lake.overwrite(self.name, rows, built_from=built_from)
+        lake.overwrite(self.name, rows, built_from=built_from, replace_where=replace_where)
 
     def append(self, lake: Lake, rows: DataFrame) -> None:
         """Append ``rows`` in one commit."""
@@ -388,6 +390,15 @@ def insert_missing(lake: Lake, table: str | Table, rows: DataFrame, keys: list[s
     prune_on = keys[0] if keys[0] in (S.PAGE_ID, S.SRC_ID) else None
     return lake.merge(declared.name, rows, keys=keys, update_set={}, prune_on=prune_on,
                       filter_keys=filter_keys).inserted
+
+
+def record_step_run(lake: Lake, row: DataFrame) -> None:
+    """The ``step_runs`` row of a finished run: inserted, or replacing the row of the same run and
+    step recorded on other inputs (a run of the same id on the same inputs commits nothing)."""
+    STEP_RUNS.ensure(lake)
+    lake.merge(STEP_RUNS.name, row, list(STEP_RUNS.keys),
+               update_set={"started_at": "s.started_at", "inputs": "s.inputs"},
+               update_condition="NOT (t.inputs <=> s.inputs)")
 
 
 # --- rejects --------------------------------------------------------------------------------------

@@ -21,8 +21,7 @@ from pyspark.sql import functions as F
 
 from linkgraph.errors import UnreadableDataError
 from linkgraph.inputs import readers
-from linkgraph.inputs.crawl import load as crawl
-from linkgraph.inputs.edges import IngestReport, ingest_arcs, ingest_edges
+from linkgraph.inputs.edges import IngestReport
 from linkgraph.lake import schemas as S
 from linkgraph.lake import tables as T
 from linkgraph.lake.config import Config
@@ -31,6 +30,8 @@ from linkgraph.lake.delta import Lake
 from linkgraph.lake.names import INPUT_FORMATS
 from linkgraph.lake.paths import display, guess_format, list_input_files, local_path, qualify
 from linkgraph.lake.reliability import raise_if_created_concurrently, retry_on_conflict, unreadable_input
+from linkgraph.steps import ingest_crawl
+from linkgraph.steps.ingest_write import ingest_arcs, ingest_edges
 from linkgraph.steps.registry import RunPlan, Step, Task, checked_run_id, option
 
 log = logging.getLogger(__name__)
@@ -48,7 +49,7 @@ def _run(ctx: StepContext, input_path: str, fmt: str) -> IngestReport:
         )
 
     if fmt in readers.CRAWL_FORMATS:
-        return with_retries(lambda step_ctx: crawl.run(step_ctx, input_path, fmt))
+        return with_retries(lambda step_ctx: ingest_crawl.run(step_ctx, input_path, fmt))
     first_commit = len(ctx.lake.commits)
     try:
         return with_retries(lambda step_ctx: _ingest_once(step_ctx, input_path, fmt))
@@ -176,10 +177,7 @@ def _finished_on(lake: Lake, run_id: str, files: str) -> bool:
 def _record_finished(ctx: StepContext, run_id: str, files: str) -> None:
     """The ``step_runs`` row of a finished ingest run, replacing the row of its run on other files."""
     row = ctx.spark.createDataFrame([(run_id, INGEST_STEP, ctx.started_at.replace(tzinfo=None), files)], S.STEP_RUNS)
-    T.STEP_RUNS.ensure(ctx.lake)
-    ctx.lake.merge(S.STEP_RUNS_TABLE, row, [S.RUN_ID, S.STEP], update_set={"started_at": "s.started_at",
-                                                                         "inputs": "s.inputs"},
-                   update_condition="NOT (t.inputs <=> s.inputs)")
+    T.record_step_run(ctx.lake, row)
 
 
 def _with_format(params: Params) -> Params:

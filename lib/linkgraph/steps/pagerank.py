@@ -29,7 +29,7 @@ from linkgraph.rank.engine import BlockEngine, IterationStat, RankParams, RankRe
 from linkgraph.rank.gf import graphframes_pagerank
 from linkgraph.rank.graph import VERTEX, RankGraph, build_rank_graph
 from linkgraph.rank.naive import naive_pagerank
-from linkgraph.rank.state import DeltaStateStore
+from linkgraph.steps.rank_state import DeltaStateStore
 from linkgraph.steps.registry import RunPlan, Step, Task, checked_run_id, comma_groups, option, with_params
 from linkgraph.urls import canonical_seed_urls
 

@@ -1,5 +1,5 @@
 """Common Crawl's published host- or domain-level graphs (``linkgraph ingest --format ccgraph``;
-the step is ``linkgraph.inputs.crawl.load.run_ccgraph``).
+what writes it is ``linkgraph.steps.ingest_crawl.run_ccgraph``).
 
 Common Crawl publishes each graph as gzip text files: *vertices* ``id<TAB>rev_host`` (domain graphs
 add ``<TAB>n_hosts``), with ids dense from 0 in the order of the reversed names, and *edges*

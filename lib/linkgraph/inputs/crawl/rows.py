@@ -1,6 +1,6 @@
 """Crawl inputs (WARC/WAT) as rows for the lake: the ``CRAWL_EXTRACT`` rows of the executors split
-into raw edge records, ``page_signals`` rows and record-level rejects (pure transforms; the step
-that reads and writes them is ``linkgraph.inputs.crawl.load``)."""
+into raw edge records, ``page_signals`` rows and record-level rejects (pure transforms; what
+writes them is ``linkgraph.steps.ingest_crawl``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Rank state in Delta, so a killed PageRank run resumes from its last checkpointed iteration."""
+"""Rank state in Delta (``rank_state``), so a killed PageRank run resumes from its last checkpointed
+iteration: the ``linkgraph.rank.engine.StateStore`` the ``pagerank`` step gives the block engine."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from datetime import datetime, timedelta, timezone
 import numpy as np
 from pyspark.sql import functions as F
 
+from linkgraph.lake import tables as T
 from linkgraph.lake.delta import Lake
 from linkgraph.lake.schemas import RANK_STATE
 from linkgraph.rank.blocks import BLOCK
@@ -43,7 +45,7 @@ class DeltaStateStore(StateStore):
             "ranks",
             F.lit(datetime.now(timezone.utc).replace(tzinfo=None)).cast("timestamp").alias("saved_at"),
         )
-        self.lake.overwrite(self.table, state, replace_where=self._own_rows())
+        T.declaration(self.table).overwrite(self.lake, state, replace_where=self._own_rows())
         log.info("rank state of iteration %d saved to %s", iteration, self.lake.location(self.table))
 
     def load(self, partitions: int):
@@ -69,5 +71,6 @@ class DeltaStateStore(StateStore):
         stale = (datetime.now(timezone.utc) - STALE_STATE_AFTER).replace(tzinfo=None)
         doomed = f"{self._own_rows()} OR saved_at IS NULL OR saved_at < TIMESTAMP '{stale:%Y-%m-%d %H:%M:%S}'"
         if self.lake.read(self.table).where(doomed).limit(1).count():
-            self.lake.overwrite(self.table, self.lake.spark.createDataFrame([], RANK_STATE), replace_where=doomed)
+            T.declaration(self.table).overwrite(self.lake, self.lake.spark.createDataFrame([], RANK_STATE),
+                                                replace_where=doomed)
 
