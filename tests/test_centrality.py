@@ -19,7 +19,9 @@ from linkgraph.cli import main
 from linkgraph.compress.webgraph import read_bvgraph, read_properties
 from linkgraph.errors import HyperBallTooLarge, UsageError
 from linkgraph.lake import schemas as S
+from linkgraph.lake import tables as T
 from linkgraph.lake.config import ConfigError, config_from_dict
+from linkgraph.lake.context import StepContext
 from linkgraph.lake.delta import Lake
 from linkgraph.rank.counters import exact_limit, initial_registers
 from linkgraph.rank.hyperball import (
@@ -30,6 +32,7 @@ from linkgraph.rank.hyperball import (
     single_block,
     task_bytes,
 )
+from linkgraph.steps import centrality
 from steps_support import ingest_step
 
 
@@ -292,3 +295,51 @@ def test_export_text_is_sorted_in_parallel_and_concatenated_in_key_order(spark, 
     assert not (tmp_path / "edges.txt.gz.parts").exists()
     with open(target, "rb") as handle:   # several gzip members, one per sorted partition
         assert handle.read().count(b"\x1f\x8b\x08") >= 2
+
+
+# the host graph of the weighted PageRank test: (source, target, page links, linking pages);
+# `com.e` links nowhere (its rank is spread as networkx spreads a dangling node's)
+WEIGHTED_HOST_LINKS = [("com.a", "com.b", 10, 2), ("com.a", "com.c", 1, 1), ("com.b", "com.c", 3, 3),
+                       ("com.c", "com.a", 2, 1), ("com.c", "com.e", 4, 2), ("com.d", "com.a", 5, 5),
+                       ("com.d", "com.c", 1, 1)]
+
+
+@pytest.fixture(scope="module")
+def weighted_hosts(spark, tmp_path_factory):
+    """A lake holding only ``hosts`` and ``host_links`` of the five hosts above."""
+    work = tmp_path_factory.mktemp("weighted")
+    config = config_from_dict({"lake": {"path": str(work / "lake")}, "rank": {"tol": 1e-10}})
+    lake = Lake(spark, config.lake)
+    hosts = sorted({h for s, d, _, _ in WEIGHTED_HOST_LINKS for h in (s, d)})
+    T.HOSTS.overwrite(lake, spark.createDataFrame([(h, h, 1, 0, 0, 0, 0, 0, 0) for h in hosts], S.HOSTS))
+    T.HOST_LINKS.overwrite(lake, spark.createDataFrame(
+        [(s, d, links, links, pages, pages, 1) for s, d, links, pages in WEIGHTED_HOST_LINKS], S.HOST_LINKS))
+    return config, lake
+
+
+@pytest.mark.parametrize(("weight", "index"), [("none", None), ("links", 2), ("pages", 3)])
+def test_host_pagerank_weighted_by_links_or_pages_equals_networkx(spark, weighted_hosts, weight, index):
+    """``--weight links|pages``: a host's rank split in proportion to its page links or linking
+    pages to each host (networkx's weighted PageRank, which normalises by the weighted
+    out-degree); ``none``: each linked pair once."""
+    config, lake = weighted_hosts
+    centrality.run(StepContext.create(spark, config), centrality.Params(level="host", weight=weight))
+    got = {r[S.REV_HOST]: r[S.PAGERANK_VALUE] for r in lake.read(S.HOST_CENTRALITY_TABLE).collect()}
+    graph = nx.DiGraph()
+    graph.add_nodes_from(got)
+    graph.add_weighted_edges_from((e[0], e[1], 1 if index is None else e[index]) for e in WEIGHTED_HOST_LINKS)
+    expected = nx.pagerank(graph, alpha=0.85, weight="weight", tol=1e-14, max_iter=1000)
+    assert got == pytest.approx(expected, abs=1e-8)
+    # the weights move rank: com.b gets 10 of com.a's 11 links but 2 of its 3 linking pages
+    if index is not None:
+        unweighted = nx.pagerank(nx.DiGraph([e[:2] for e in WEIGHTED_HOST_LINKS]), alpha=0.85)
+        assert abs(got["com.b"] - unweighted["com.b"]) > 0.01
+
+
+def test_a_weight_on_the_page_graph_is_refused_with_exit_2(weighted_hosts, capsys):
+    config, lake = weighted_hosts
+    assert main(["centrality", "--level", "page", "--weight", "links", "--lake", config.lake.path]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "the page graph has no edge weights" in line, line
+    with pytest.raises(ConfigError, match="centrality.weight must be one of none, links, pages"):
+        config_from_dict({"centrality": {"weight": "hosts"}})

@@ -242,6 +242,10 @@ def _check_regex(pattern: str, key: str) -> None:
         raise ConfigError(f"{key} is not a valid regular expression ({exc}): {pattern!r}") from None
 
 
+# the edge weights of the host and domain PageRank (centrality.weight, --weight)
+CENTRALITY_WEIGHTS = ("none", "links", "pages")
+
+
 @dataclass(frozen=True)
 class CentralityConfig:
     """Harmonic centrality with HyperBall (``linkgraph centrality``).
@@ -254,6 +258,11 @@ class CentralityConfig:
     block is iterated inside one task when ``single_task``.  ``max_iter`` caps the iterations
     (HyperBall stops by itself when no counter changes, after about the graph's diameter).
     ``checkpoint_every``: iterations between lineage cuts of the block state.
+    ``weight``: the edge weight of the host and domain graphs' PageRank (``CENTRALITY_WEIGHTS``):
+    ``none``, every linked pair once (a source's rank split evenly over the hosts it links to);
+    ``links``, the page links from one to the other; ``pages``, the distinct pages linking.  A
+    source's rank is split in proportion to its edges' weights.  Harmonic centrality counts hops,
+    unweighted; the page graph has no weights (a page links to another once).
     """
 
     registers: int = 256
@@ -261,6 +270,7 @@ class CentralityConfig:
     single_task: bool = True
     max_iter: int = 1000
     checkpoint_every: int = 5
+    weight: str = "none"
 
     def __post_init__(self) -> None:
         if self.registers < 16 or self.registers > 65536 or self.registers & (self.registers - 1):
@@ -269,3 +279,5 @@ class CentralityConfig:
             raise ConfigError("centrality.block_max_nodes and centrality.max_iter must be positive")
         if self.checkpoint_every <= 0:
             raise ConfigError(f"centrality.checkpoint_every must be positive, got {self.checkpoint_every}")
+        if self.weight not in CENTRALITY_WEIGHTS:
+            raise ConfigError(f"centrality.weight must be one of {', '.join(CENTRALITY_WEIGHTS)}, got {self.weight!r}")

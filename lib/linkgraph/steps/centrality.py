@@ -5,8 +5,12 @@
 history, as ``rank_runs``).
 
 ``rank`` orders by harmonic centrality (1 = most central; ties by name), ``pagerank_rank`` by the
-PageRank over the same graph (``rank`` config: damping, tolerance, cap; links unweighted), the
-two columns Common Crawl publishes for its host and domain graphs.
+PageRank over the same graph (``rank`` config: damping, tolerance, cap), the two columns Common
+Crawl publishes for its host and domain graphs.  The PageRank of the host and domain graphs can
+weigh each edge (``--weight`` / ``centrality.weight``: ``links``, the page links it stands for, or
+``pages``, the distinct pages linking; ``none``, each linked pair once, by default): a source's
+rank is then split in proportion to its edges' weights, so one farm page's thousands of links to
+a host weigh as they are, not as one site's.
 """
 
 from __future__ import annotations
@@ -19,13 +23,14 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from linkgraph.errors import UsageError
-from linkgraph.graph.levelgraph import DST, NAME, NODE_ID, SRC, level_graph, required_tables
+from linkgraph.graph.levelgraph import DST, NAME, NODE_ID, SRC, WEIGHT_COLUMNS, level_graph, required_tables
 from linkgraph.lake import schemas as S
 from linkgraph.lake import tables as T
+from linkgraph.lake.config_analysis import CENTRALITY_WEIGHTS
 from linkgraph.lake.context import Report, StepContext
 from linkgraph.lake.ids import number_in_order
 from linkgraph.rank.engine import BlockEngine, RankParams
-from linkgraph.rank.graph import VERTEX, RankGraph
+from linkgraph.rank.graph import VERTEX, WEIGHT, RankGraph
 from linkgraph.rank.hyperball import BallStep, HyperBall, relative_standard_error, require_fits
 from linkgraph.steps.registry import Step, option, with_params
 
@@ -37,6 +42,7 @@ class CentralityReport(Report):
     run_id: str
     level: str
     registers: int
+    weight: str = "none"
     nodes: int = 0
     arcs: int = 0
     iterations: int = 0
@@ -50,7 +56,8 @@ class CentralityReport(Report):
 
     def summary(self) -> str:
         state = "converged" if self.converged else "NOT converged (iteration cap reached)"
-        return (f"centrality run {self.run_id}: level={self.level} nodes={self.nodes} arcs={self.arcs} "
+        weighted = f" weight={self.weight}" if self.weight != "none" else ""
+        return (f"centrality run {self.run_id}: level={self.level}{weighted} nodes={self.nodes} arcs={self.arcs} "
                 f"registers={self.registers} (relative standard error {relative_standard_error(self.registers):.4f}) "
                 f"iterations={self.iterations} {state} in {self.seconds:.1f}s")
 
@@ -65,9 +72,13 @@ def _run(ctx: StepContext, level: str) -> CentralityReport:
         raise UsageError(f"--level must be one of {', '.join(S.CENTRALITY_LEVELS)}, got {level!r}")
     lake, cc, rc = ctx.lake, ctx.config.centrality, ctx.config.rank
     nodes_table, links_table = required_tables(level)
+    if cc.weight != "none" and level not in WEIGHT_COLUMNS:
+        raise UsageError(f"--weight {cc.weight} (centrality.weight): the {level} graph has no edge weights; "
+                         f"weights apply to the {' and '.join(WEIGHT_COLUMNS)} levels")
     lake.require(nodes_table, links_table)
-    graph = level_graph(lake.read(nodes_table), lake.read(links_table), level)
-    report = CentralityReport(run_id=ctx.run_id, level=level, registers=cc.registers, nodes=graph.n)
+    graph = level_graph(lake.read(nodes_table), lake.read(links_table), level, cc.weight)
+    report = CentralityReport(run_id=ctx.run_id, level=level, registers=cc.registers, weight=cc.weight,
+                              nodes=graph.n)
     edges = graph.edges.persist(StorageLevel.MEMORY_AND_DISK)
     vertices = graph.vertices.persist(StorageLevel.MEMORY_AND_DISK)
     try:
@@ -77,9 +88,10 @@ def _run(ctx: StepContext, level: str) -> CentralityReport:
         need = hyperball.needs(graph.n, report.arcs)
         if need.total > rc.block_bytes:
             require_fits(need, rc.block_bytes, f"the {level} graph", _fitting_level(ctx, hyperball, level))
-        balls = hyperball.run(edges, graph.n, progress=_log_step, arcs=report.arcs)
+        balls = hyperball.run(edges.select(SRC, DST), graph.n, progress=_log_step, arcs=report.arcs)
         params = RankParams.from_config(rc)
-        ranked = BlockEngine(ctx.spark, params).run(RankGraph(vertices=None, edges=edges.select(SRC, DST), n=graph.n))
+        rank_edges = edges.select(SRC, DST, *([WEIGHT] if WEIGHT in edges.columns else []))
+        ranked = BlockEngine(ctx.spark, params).run(RankGraph(vertices=None, edges=rank_edges, n=graph.n))
         rows = centrality_rows(vertices, balls.harmonic, ranked.ranks, level, balls.iterations, ctx.run_id)
         T.CENTRALITY[level].overwrite(lake, rows)
         report.iterations, report.converged, report.history = balls.iterations, balls.converged, balls.history
@@ -148,6 +160,10 @@ class Params:
     registers: int | None = option("HyperLogLog registers per counter, a power of 2 in 16..65536 "
                                    "(default: centrality.registers, 256)", metavar="M",
                                    config="centrality.registers")
+    weight: str | None = option("edge weight of the host or domain PageRank: none (each linked pair once), links "
+                                "(the page links between them), pages (the distinct pages linking) "
+                                "(default: centrality.weight, none)", choices=CENTRALITY_WEIGHTS,
+                                config="centrality.weight")
 
 
 def run(ctx: StepContext, params: Params) -> CentralityReport:
