@@ -17,17 +17,21 @@ import contextlib
 import io
 import json
 
+import networkx as nx
 import numpy as np
 import pytest
 from pyspark.sql import functions as F
 
 from linkgraph.cli import main
 from linkgraph.explore import lookup
+from linkgraph.graph.domains import domain_rank_graph
 from linkgraph.lake import schemas as S
 from linkgraph.lake import tables as T
 from linkgraph.lake.config import config_from_dict
 from linkgraph.lake.context import StepContext
 from linkgraph.lake.delta import Lake
+from linkgraph.rank.engine import BlockEngine, RankParams
+from linkgraph.rank.graph import VERTEX
 from linkgraph.steps import analyze, compress, scores
 from steps_support import ingest_step, pagerank_step
 
@@ -257,3 +261,28 @@ def test_links_in_pages_through_every_chunk_of_a_hub(spark, tmp_path, capsys):
     captured = capsys.readouterr()
     assert captured.out.split() == [urls[i] for i in range(1, 7)]
     assert "more than 6 rows" in captured.err
+
+
+# (source domain, target domain, followed links, followed distinct linking pages); `net.d` has only
+# unfollowed links to `com.a` (left out of the authority graph), `org.e` links nowhere
+AUTHORITY_DOMAIN_LINKS = [("com.a", "com.b", 12, 2), ("com.a", "com.c", 1, 1), ("com.b", "com.c", 4, 4),
+                          ("com.c", "com.a", 3, 1), ("com.c", "org.e", 6, 3), ("net.d", "com.a", 0, 0),
+                          ("net.d", "com.c", 2, 2)]
+
+
+@pytest.mark.parametrize(("weight", "index"), [("linking_pages", 3), ("links", 2), ("none", None)])
+def test_domain_authority_weights_equal_networkx_weighted_pagerank(spark, weight, index):
+    """``analysis.authority_weight`` (``analyze --authority-weight``): each followed domain pair
+    weighted by its linking pages, its links, or once; PageRank against networkx's weighted one."""
+    domains = sorted({d for s, t, _, _ in AUTHORITY_DOMAIN_LINKS for d in (s, t)})
+    links = spark.createDataFrame([(s, t, links, links, pages, pages, 1) for s, t, links, pages in AUTHORITY_DOMAIN_LINKS],
+                                  S.DOMAIN_LINKS)
+    graph, index_df = domain_rank_graph(spark.createDataFrame([(d,) for d in domains], f"{S.DOMAIN} string"),
+                                        links, weight)
+    result = BlockEngine(spark, RankParams(tol=1e-12, max_iter=1000)).run(graph)
+    got = {r[S.DOMAIN]: r[S.RANK] for r in result.ranks.join(index_df, on=VERTEX).collect()}
+    expected_graph = nx.DiGraph()
+    expected_graph.add_nodes_from(domains)
+    expected_graph.add_weighted_edges_from((s, t, 1 if index is None else e[index])
+                                           for e in AUTHORITY_DOMAIN_LINKS for s, t in [e[:2]] if e[2] > 0)
+    assert got == pytest.approx(nx.pagerank(expected_graph, alpha=0.85, tol=1e-14, max_iter=1000), abs=1e-8)

@@ -16,11 +16,12 @@ Counting rules (every link of ``links`` counts once, whatever its type):
 
 Domain authority is PageRank (damping and tolerance of ``rank``) over ``domain_links``, each edge
 weighted by its distinct linking pages among followed links (``analysis.authority_weight:
-linking_pages``; ``links`` weights by followed link count instead).  Distinct pages rather than
-links, so one page with a hundred links to a domain votes once per page, not a hundred times; a
-site-wide footer link still votes once per page carrying it.  The 0-10 ``authority_score`` is
-10 × the fraction of other domains with strictly lower authority (10 = top, 0 = bottom and every
-domain tied with it), ``domain_authority`` = score / 10 is the seed-score input in [0, 1].
+linking_pages``; ``links`` weights by followed link count instead, ``none`` counts each pair
+once).  Distinct pages rather than links, so one page with a hundred links to a domain votes once
+per page, not a hundred times; a site-wide footer link still votes once per page carrying it.
+The 0-10 ``authority_score`` is 10 × the fraction of other domains with strictly lower authority
+(10 = top, 0 = bottom and every domain tied with it), ``domain_authority`` = score / 10 is the
+seed-score input in [0, 1].
 """
 
 from __future__ import annotations
@@ -224,17 +225,18 @@ def domain_stats(nodes: DataFrame, located: DataFrame, ids: NodeIds) -> DataFram
 def domain_rank_graph(domains: DataFrame, domain_links: DataFrame, weight: str) -> tuple[RankGraph, DataFrame]:
     """The domain graph as a weighted ``RankGraph`` and its (domain, vertex) index.
 
-    ``weight``: ``linking_pages`` (followed distinct source pages) or ``links`` (followed links);
-    edges of weight 0 (only unfollowed links) are left out.
+    ``weight``: ``linking_pages`` (followed distinct source pages), ``links`` (followed links) or
+    ``none`` (each pair with a followed link once); pairs with only unfollowed links are left out.
     """
     weight_column = "followed_src_pages" if weight == "linking_pages" else "followed_links"
+    weight_value = F.lit(1.0) if weight == "none" else F.col(weight_column).cast("double")
     index = number_in_order(domains.select(S.DOMAIN), [S.DOMAIN], 0, VERTEX).persist(StorageLevel.MEMORY_AND_DISK)
     n = index.count()
     edges = (
         domain_links.where(F.col(weight_column) > 0)
         .join(index.select(F.col(S.DOMAIN).alias(S.SRC_DOMAIN), F.col(VERTEX).alias(SRC)), on=S.SRC_DOMAIN, how="inner")
         .join(index.select(F.col(S.DOMAIN).alias(S.DST_DOMAIN), F.col(VERTEX).alias(DST)), on=S.DST_DOMAIN, how="inner")
-        .select(SRC, DST, F.col(weight_column).cast("double").alias(WEIGHT))
+        .select(SRC, DST, weight_value.alias(WEIGHT))
     )
     vertices = index.select(F.col(VERTEX).alias(S.PAGE_ID), VERTEX)
     return RankGraph(vertices=vertices, edges=edges, n=n), index

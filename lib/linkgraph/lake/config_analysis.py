@@ -26,6 +26,10 @@ DEFAULT_BOILERPLATE_ANCHORS = [
 DEFAULT_MAX_LIST_ENTRIES = 65_536
 
 
+# how domain authority weighs a domain-graph edge (analysis.authority_weight, analyze --authority-weight)
+AUTHORITY_WEIGHTS = ("linking_pages", "links", "none")
+
+
 @dataclass(frozen=True)
 class AnalysisConfig:
     """Indexes, host/domain graphs and page flags (``linkgraph analyze``).
@@ -37,7 +41,7 @@ class AnalysisConfig:
     A domain is a link farm when at least ``link_farm_min_links`` of its links leave it and more than
     ``link_farm_share`` of them go to one target domain.  Two domains form a syndication pair when
     each sends the other at least ``syndication_min_links`` links.  ``authority_weight`` weights a
-    domain-graph edge by ``linking_pages`` (distinct source pages) or ``links``.  A page is
+    domain-graph edge by ``linking_pages`` (distinct source pages), ``links`` or ``none`` (once).  A page is
     ``important`` when its rank exceeds mean + ``important_sigmas``·σ of its run.
     A page (or domain) is ``spam_suspect`` when its relative spam mass exceeds
     ``spam_mass_threshold`` and its PageRank is above the median (needs ``scores.trusted_seeds``);
@@ -65,9 +69,9 @@ class AnalysisConfig:
             raise ConfigError("analysis.link_farm_share must be in (0, 1)")
         if self.link_farm_min_links <= 0 or self.syndication_min_links <= 0:
             raise ConfigError("analysis.link_farm_min_links and analysis.syndication_min_links must be positive")
-        if self.authority_weight not in ("linking_pages", "links"):
-            raise ConfigError(
-                f"analysis.authority_weight must be linking_pages or links, got {self.authority_weight!r}")
+        if self.authority_weight not in AUTHORITY_WEIGHTS:
+            raise ConfigError(f"analysis.authority_weight must be one of {', '.join(AUTHORITY_WEIGHTS)}, "
+                              f"got {self.authority_weight!r}")
         if not self.spam_mass_threshold < 1.0:
             raise ConfigError("analysis.spam_mass_threshold must be below 1 (relative spam mass is at most 1), "
                               f"got {self.spam_mass_threshold}")

@@ -24,14 +24,14 @@ from linkgraph.graph import indexes as X
 from linkgraph.lake import schemas as S
 from linkgraph.lake import tables as T
 from linkgraph.lake.config import Config
-from linkgraph.lake.config_analysis import AnalysisConfig
+from linkgraph.lake.config_analysis import AUTHORITY_WEIGHTS, AnalysisConfig
 from linkgraph.lake.context import Report, StepContext
 from linkgraph.lake.delta import Lake
 from linkgraph.lake.ids import new_run_id
 from linkgraph.lake.tables import by_page_id
 from linkgraph.rank.engine import BlockEngine, RankParams
 from linkgraph.rank.graph import VERTEX
-from linkgraph.steps.registry import NoParams, Step, no_params
+from linkgraph.steps.registry import RunPlan, Step, option, with_params
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +74,7 @@ Write = Callable[[str, DataFrame], None]
 
 def run(ctx: StepContext, params: Params) -> AnalysisReport:
     """Indexes, then (for a lake with hosts) the host and domain graphs and what is built on them."""
+    ctx = with_params(ctx, params)
     lake, ac = ctx.lake, ctx.config.analysis
     lake.require(S.PAGES_TABLE, S.LINKS_TABLE)
     report = AnalysisReport(inputs=analysis_inputs(lake, ctx.config))
@@ -181,12 +182,22 @@ def _write_domain_authority(ctx: StepContext, domains: DataFrame, domain_links: 
 
 # --- the step's declaration -------------------------------------------------------------------------
 
-Params = NoParams
+@dataclass(frozen=True)
+class Params:
+    authority_weight: str | None = option("how domain authority weighs a domain-graph edge: linking_pages (its "
+                                          "distinct linking pages), links (its followed links) or none (once) "
+                                          "(default: analysis.authority_weight, linking_pages)",
+                                          choices=AUTHORITY_WEIGHTS, config="analysis.authority_weight")
+
+
+def _for_run(plan: RunPlan, config: Config) -> Params:
+    """``linkgraph run`` analyzes with the config's weight."""
+    return Params()
 
 
 STEP = Step(
     name="analyze", help="indexes, host/domain graphs, domain authority, link farms, syndication networks and "
                          "page flags", params=Params, run=run,
     reads=(T.PAGES, T.LINKS, T.PAGERANK), writes=T.ANALYSIS,
-    after=("ingest", "reward"), for_run=no_params, then=("flags",),
+    after=("ingest", "reward"), for_run=_for_run, then=("flags",),
 )
