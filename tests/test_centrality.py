@@ -18,12 +18,15 @@ from scipy.sparse.csgraph import shortest_path
 from linkgraph.cli import main
 from linkgraph.compress.webgraph import read_bvgraph, read_properties
 from linkgraph.errors import HyperBallTooLarge, UsageError
+from linkgraph.graph.levelgraph import NAME, NODE_ID, level_graph
 from linkgraph.lake import schemas as S
 from linkgraph.lake import tables as T
 from linkgraph.lake.config import ConfigError, config_from_dict
 from linkgraph.lake.context import StepContext
 from linkgraph.lake.delta import Lake
 from linkgraph.rank.counters import exact_limit, initial_registers
+from linkgraph.rank.engine import BlockEngine, RankParams
+from linkgraph.rank.graph import VERTEX, RankGraph
 from linkgraph.rank.hyperball import (
     HyperBall,
     budget_block_nodes,
@@ -317,23 +320,37 @@ def weighted_hosts(spark, tmp_path_factory):
     return config, lake
 
 
+def _networkx_pagerank(nodes, index: int | None) -> dict[str, float]:
+    graph = nx.DiGraph()
+    graph.add_nodes_from(nodes)
+    graph.add_weighted_edges_from((e[0], e[1], 1 if index is None else e[index]) for e in WEIGHTED_HOST_LINKS)
+    return nx.pagerank(graph, alpha=0.85, weight="weight", tol=1e-14, max_iter=1000)
+
+
 @pytest.mark.parametrize(("weight", "index"), [("none", None), ("links", 2), ("pages", 3)])
-def test_host_pagerank_weighted_by_links_or_pages_equals_networkx(spark, weighted_hosts, weight, index):
-    """``--weight links|pages``: a host's rank split in proportion to its page links or linking
+def test_host_graph_weighted_by_links_or_pages_ranks_as_networkx(spark, weighted_hosts, weight, index):
+    """``level_graph(..., weight)``: a host's rank split in proportion to its page links or linking
     pages to each host (networkx's weighted PageRank, which normalises by the weighted
     out-degree); ``none``: each linked pair once."""
-    config, lake = weighted_hosts
-    centrality.run(StepContext.create(spark, config), centrality.Params(level="host", weight=weight))
-    got = {r[S.REV_HOST]: r[S.PAGERANK_VALUE] for r in lake.read(S.HOST_CENTRALITY_TABLE).collect()}
-    graph = nx.DiGraph()
-    graph.add_nodes_from(got)
-    graph.add_weighted_edges_from((e[0], e[1], 1 if index is None else e[index]) for e in WEIGHTED_HOST_LINKS)
-    expected = nx.pagerank(graph, alpha=0.85, weight="weight", tol=1e-14, max_iter=1000)
-    assert got == pytest.approx(expected, abs=1e-8)
+    _, lake = weighted_hosts
+    graph = level_graph(lake.read(S.HOSTS_TABLE), lake.read(S.HOST_LINKS_TABLE), "host", weight)
+    result = BlockEngine(spark, RankParams(tol=1e-12, max_iter=1000)).run(
+        RankGraph(vertices=None, edges=graph.edges, n=graph.n))
+    names = {r[NODE_ID]: r[NAME] for r in graph.vertices.collect()}
+    got = {names[r[VERTEX]]: r[S.RANK] for r in result.ranks.collect()}
+    assert got == pytest.approx(_networkx_pagerank(names.values(), index), abs=1e-8)
     # the weights move rank: com.b gets 10 of com.a's 11 links but 2 of its 3 linking pages
     if index is not None:
-        unweighted = nx.pagerank(nx.DiGraph([e[:2] for e in WEIGHTED_HOST_LINKS]), alpha=0.85)
-        assert abs(got["com.b"] - unweighted["com.b"]) > 0.01
+        assert abs(got["com.b"] - _networkx_pagerank(names.values(), None)["com.b"]) > 0.01
+
+
+def test_centrality_weight_flag_reaches_the_host_pagerank(spark, weighted_hosts):
+    """``Params(weight="links")`` (``--weight links``) gives the links-weighted PageRank column."""
+    config, lake = weighted_hosts
+    report = centrality.run(StepContext.create(spark, config), centrality.Params(level="host", weight="links"))
+    assert "level=host weight=links nodes=5" in report.summary()
+    got = {r[S.REV_HOST]: r[S.PAGERANK_VALUE] for r in lake.read(S.HOST_CENTRALITY_TABLE).collect()}
+    assert got == pytest.approx(_networkx_pagerank(got, 2), abs=1e-8)
 
 
 def test_a_weight_on_the_page_graph_is_refused_with_exit_2(weighted_hosts, capsys):
