@@ -385,10 +385,10 @@ def kill_worker_during_pagerank(deployment: Deployment) -> None:
 
 
 def kill_driver_during_ingest(deployment: Deployment) -> None:
-    """When ingest's spark-submit JVM (the driver, client mode) has committed the first of the day's
-    batch tables (a new Delta log version of ``rejects``, ``pages`` or ``links``: rejects go first,
-    then pages, then links), SIGKILL it: the batch is left half-written, and the retry must finish it
-    with the tables an undisturbed run leaves."""
+    """When ingest's spark-submit JVM (the driver, client mode) has committed rows of the first of
+    the day's batch tables (a new Delta log version of ``rejects``, ``pages`` or ``links`` that adds
+    files: rejects go first, then pages, then links), SIGKILL it: the batch is left half-written,
+    and the retry must finish it with the tables an undisturbed run leaves."""
     pid = _process_with(b"org.apache.spark.deploy.SparkSubmit", b"step.py\x00ingest\x00")
     if pid is None:
         return
@@ -407,9 +407,10 @@ def kill_driver_during_ingest(deployment: Deployment) -> None:
 
 
 def _batch_commits(lake: Path) -> set[str]:
-    """The commits (``table/version``) of the tables an ingest writes."""
+    """The commits (``table/version``) of the tables an ingest writes that add data files (not
+    the creation of an empty table)."""
     return {f"{log.parent.parent.name}/{log.stem}" for table in ("rejects", "pages", "links")
-            for log in (lake / table / "_delta_log").glob("*.json")}
+            for log in (lake / table / "_delta_log").glob("*.json") if '{"add":' in log.read_text()}
 
 
 KILLERS = {"worker": kill_worker_during_pagerank, "driver": kill_driver_during_ingest}
