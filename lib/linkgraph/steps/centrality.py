@@ -30,7 +30,7 @@ from linkgraph.lake.config_analysis import CENTRALITY_WEIGHTS
 from linkgraph.lake.context import Report, StepContext
 from linkgraph.lake.ids import number_in_order
 from linkgraph.rank.engine import BlockEngine, RankParams
-from linkgraph.rank.graph import VERTEX, WEIGHT, RankGraph
+from linkgraph.rank.graph import VERTEX, RankGraph
 from linkgraph.rank.hyperball import BallStep, HyperBall, relative_standard_error, require_fits
 from linkgraph.steps.registry import Step, option, with_params
 
@@ -90,8 +90,7 @@ def _run(ctx: StepContext, level: str) -> CentralityReport:
             require_fits(need, rc.block_bytes, f"the {level} graph", _fitting_level(ctx, hyperball, level))
         balls = hyperball.run(edges.select(SRC, DST), graph.n, progress=_log_step, arcs=report.arcs)
         params = RankParams.from_config(rc)
-        rank_edges = edges.select(SRC, DST, *([WEIGHT] if WEIGHT in edges.columns else []))
-        ranked = BlockEngine(ctx.spark, params).run(RankGraph(vertices=None, edges=rank_edges, n=graph.n))
+        ranked = BlockEngine(ctx.spark, params).run(RankGraph(vertices=None, edges=edges, n=graph.n))
         rows = centrality_rows(vertices, balls.harmonic, ranked.ranks, level, balls.iterations, ctx.run_id)
         T.CENTRALITY[level].overwrite(lake, rows)
         report.iterations, report.converged, report.history = balls.iterations, balls.converged, balls.history
