@@ -9,7 +9,7 @@ VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)
 WHEEL := $(DIST)/linkgraph-$(VERSION)-py3-none-any.whl
 PY_FILES := $(DIST)/linkgraph-$(VERSION)-py-files.zip
 
-.PHONY: dist clean-dist
+.PHONY: dist clean-dist generated
 
 dist:
 	rm -f $(WHEEL) $(PY_FILES)
@@ -19,3 +19,13 @@ dist:
 
 clean-dist:
 	rm -rf $(DIST) build
+
+# Every file rendered from the declarations (steps, tables, config keys); tests/test_structure.py
+# fails when a committed one differs.
+LINKGRAPH ?= .venv/bin/linkgraph
+generated:
+	$(LINKGRAPH) pipeline --emit dag --output jobs/airflow/linkgraph_dag.py
+	$(LINKGRAPH) pipeline --emit bundle --output databricks.yml
+	$(LINKGRAPH) pipeline --emit tables-doc --output docs/tables.md
+	$(LINKGRAPH) pipeline --emit local-conf --output conf/local.yaml
+	$(LINKGRAPH) pipeline --emit config-doc --output docs/configuration.md

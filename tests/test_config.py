@@ -1,11 +1,17 @@
+import dataclasses
 from pathlib import Path
 
 import pytest
+import yaml
 
 from linkgraph.cli import main
 from linkgraph.lake.config import Config, ConfigError, config_from_dict, load_config
+from linkgraph.lake.config_analysis import TermRule
+from linkgraph.lake.configdoc import flow, render_config_doc, render_local_conf, sections
+from linkgraph.lake.configkey import doc_of, unit_of
 
 CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "configuration.md"
 
 
 @pytest.mark.parametrize("name", ["local.yaml", "cluster.yaml"])
@@ -125,3 +131,65 @@ def test_graphframes_jar_goes_on_spark_jars_instead_of_the_coordinate(tmp_path):
     missing = config_from_dict({"spark": {"graphframes_jar": str(tmp_path / "nope.jar")}}).spark
     with pytest.raises(ConfigError, match=r"spark\.graphframes_jar: no such file"):
         jars(missing)
+
+
+# --- one declaration per key: conf/local.yaml and docs/configuration.md are rendered from it ------
+
+def test_every_key_declares_its_meaning():
+    """Each field of each section is declared with ``key(default, doc, unit)``: a non-empty meaning,
+    and a unit that is None or non-empty."""
+    declared = [(name, field) for name, section in sections() for field in dataclasses.fields(section)]
+    declared += [("reward.term_rules[]", field) for field in dataclasses.fields(TermRule)]
+    assert len(declared) > 100
+    missing = [f"{name}.{field.name}" for name, field in declared if not doc_of(field).strip()]
+    assert not missing, f"keys without a meaning (declare them with key(default, doc, unit)): {missing}"
+    assert all(unit_of(field) is None or unit_of(field).strip() for _, field in declared)
+
+
+def test_the_local_conf_is_the_built_in_defaults():
+    """conf/local.yaml (and what the renderer writes) loads to exactly ``Config()``, key by key."""
+    assert load_config(CONF_DIR / "local.yaml") == Config()
+    rendered = yaml.safe_load(render_local_conf())
+    assert config_from_dict(rendered) == Config()
+    assert {name: set(keys) for name, keys in rendered.items()} == {
+        name: {field.name for field in dataclasses.fields(section)} for name, section in sections()}
+
+
+@pytest.mark.parametrize("value", [None, True, 0, -3, 0.85, 1e-6, 1e20, 30.0, "zeta3", "local[*]", "4", "true",
+                                   "null", "yes", "", ",", "a: b", "# x", "click here", "s3a://x/y", "5g",
+                                   ["NOFOLLOW", "UGC"], [], {}, {"spark.x": "false", "a": 1.5}])
+def test_a_rendered_value_reads_back_as_itself(value):
+    assert yaml.safe_load(f"k: {flow(value)}") == {"k": value}
+    assert yaml.safe_load(f"k: [{flow(value)}]") == {"k": [value]}
+
+
+@pytest.mark.parametrize("name", ["cluster.yaml", "databricks.yaml"])
+def test_shipped_configs_hold_only_overrides(name):
+    """conf/cluster.yaml and conf/databricks.yaml set only keys whose values differ from the built-in
+    defaults (a map, such as ``spark.conf``, compared whole: it is replaced whole), and the Shipped
+    files table of docs/configuration.md names each of them."""
+    data = yaml.safe_load((CONF_DIR / name).read_text())
+    defaults = Config()
+    keys = [(section, key, value) for section, values in data.items() for key, value in values.items()]
+    assert keys
+    same = [f"{section}.{key}" for section, key, value in keys
+            if getattr(getattr(config_from_dict({section: {key: value}}), section), key)
+            == getattr(getattr(defaults, section), key)]
+    assert not same, f"conf/{name} repeats built-in defaults (leave them out): {same}"
+    row = next(line for line in DOCS.read_text().splitlines() if line.startswith(f"| `conf/{name}` |"))
+    assert not [f"{section}.{key}" for section, key, _ in keys if f"`{section}.{key}" not in row], row
+
+
+def test_the_docs_keep_a_heading_per_section_and_the_prose():
+    """Other pages link to ``configuration.md#<section>``; the prose around the key tables stays."""
+    text = render_config_doc()
+    for name, section in sections():
+        heading = text.index(f"\n### {name}\n")
+        end = text.find("\n#", heading + 1)
+        table = text[heading:end]
+        assert "| key | type | default | unit | meaning |" in table, name
+        for field in dataclasses.fields(section):
+            assert f"| `{field.name}` |" in table, f"{name}.{field.name}"
+    for heading in ("## Which config a command uses", "## Validation", "## Shipped files",
+                    "## Environment variables", "## Paths and URIs as you write them"):
+        assert f"\n{heading}\n" in text

@@ -1,20 +1,27 @@
 """The package's shape, checked statically (no Spark): no import cycle, no private name imported
 from another module, table writes only from the steps (and the lake), and one registry of steps (``linkgraph.steps.registry``) from which the CLI,
-``linkgraph run``'s order, the Airflow DAG and the Databricks bundle are derived."""
+``linkgraph run``'s order, the Airflow DAG and the Databricks bundle are derived; docs/tables.md is
+rendered from the table declarations."""
 
 from __future__ import annotations
 
 import ast
+import os
 import re
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import yaml
+from pyspark.sql.types import ArrayType, IntegerType, LongType, StringType, StructType
 
 from linkgraph.cli import build_parser
 from linkgraph.cli import main as cli_main
-from linkgraph.deploy import render_bundle, render_dag
+from linkgraph.deploy import declared_tables, render_bundle, render_dag, render_tables_doc
+from linkgraph.lake import tables as T
+from linkgraph.lake.tabledocs import GROUPS, anchor, doc_type, heading
 from linkgraph.steps.registry import Registry, Step, option, params_from
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -420,12 +427,106 @@ def test_every_step_declares_its_tables_and_a_known_after():
         assert step.name in build_parser(registry)._subparsers._group_actions[0].choices
 
 
-@pytest.mark.parametrize(("emit", "committed"), [("dag", "jobs/airflow/linkgraph_dag.py"), ("bundle", "databricks.yml")])
+@pytest.mark.parametrize(("emit", "committed"), [("dag", "jobs/airflow/linkgraph_dag.py"), ("bundle", "databricks.yml"),
+                                              ("local-conf", "conf/local.yaml"),
+                                              ("config-doc", "docs/configuration.md"),
+                                              ("tables-doc", "docs/tables.md")])
 def test_committed_deployment_files_are_what_the_registry_emits(emit, committed, tmp_path):
-    """``linkgraph pipeline --emit dag|bundle`` regenerates them; edit the steps, then re-emit."""
+    """``linkgraph pipeline --emit dag|bundle`` regenerates them; edit the steps, then re-emit.  The
+    same for ``local-conf`` and ``config-doc``, rendered from the config keys' declarations, and for
+    ``tables-doc``, rendered from the table declarations (edit ``linkgraph.lake.tables``/``tabledocs*``)."""
     assert cli_main(["pipeline", "--emit", emit, "--output", str(tmp_path / "emitted")]) == 0
     assert (tmp_path / "emitted").read_text() == (ROOT / committed).read_text(), (
         f"{committed} differs from the registry: run `linkgraph pipeline --emit {emit} --output {committed}`")
+
+
+# --- docs/tables.md, rendered from the table declarations -------------------------------------------
+
+def _columns_of(table: T.Table) -> list[str]:
+    """The columns of a table: its schema's, and those a later step adds (``doc.added``)."""
+    names = table.schema.fieldNames()
+    added = table.doc.added.fieldNames() if table.doc.added is not None else []
+    return names + [name for name in added if name not in names]
+
+
+def test_every_column_of_every_declared_table_has_a_meaning():
+    """Each column of each table's schema has a one-line meaning in its ``TableDoc``, and no meaning
+    is left for a column the table does not have."""
+    for name, table in T.TABLES.items():
+        doc = table.doc
+        assert sorted(doc.columns) == sorted(_columns_of(table)), f"{name}: document exactly its columns"
+        blank = [column for column, meaning in doc.columns.items() if not meaning.strip()]
+        assert not blank, f"{name}: columns without a meaning: {blank}"
+        cells = [doc.row, *doc.columns.values(), doc.write, *doc.writers.values()]
+        assert not [cell for cell in cells if "|" in cell or "\n" in cell], f"{name}: a table cell is one line, no |"
+
+
+def test_every_declared_table_is_in_the_rendered_tables_doc():
+    """The page shows every table of ``TABLES`` once (an overview row and a section), from the
+    declarations the steps read and write (they are the ``TABLES``' own)."""
+    listed = [name for group in GROUPS for name in group.tables]
+    assert sorted(listed) == sorted(T.TABLES), "each table in exactly one group of linkgraph.lake.tabledocs.GROUPS"
+    declared = declared_tables(Registry.default())
+    assert declared.keys() == T.TABLES.keys() and all(declared[n] is T.TABLES[n] for n in declared)
+    rendered = render_tables_doc(Registry.default())
+    for name, table in T.TABLES.items():
+        assert rendered.count(f"\n| [{name}](#{anchor(heading(table))}) | {table.doc.row} |") == 1, name
+        assert f"\n### {heading(table)}\n" in rendered, name
+
+
+def test_the_tables_doc_keeps_the_anchors_other_pages_link_to():
+    rendered = render_tables_doc(Registry.default())
+    anchors = {anchor(line.lstrip("#").strip()) for line in rendered.splitlines() if line.startswith("#")}
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    links = {(page.name, target) for page in pages for target in re.findall(r"tables\.md#([\w-]+)", page.read_text())}
+    assert {("crawl-inputs.md", "page_signals"), ("pipeline.md", "tables")} <= links
+    assert not [link for link in links if link[1] not in anchors]
+    assert anchor("host_centrality, domain_centrality, page_centrality") == "host_centrality-domain_centrality-page_centrality"
+
+
+def test_tables_doc_written_by_is_the_steps_writes():
+    """"written by" lists the steps whose ``writes`` name the table; a table's remark on how a step
+    writes it (``TableDoc.writers``) names one of them."""
+    registry = Registry.default()
+    for name, table in T.TABLES.items():
+        writers = {step.name for step in registry if name in step.tables_written()}
+        assert writers, f"no step declares that it writes {name}"
+        assert set(table.doc.writers) <= writers, (name, set(table.doc.writers) - writers)
+    assert written_by_cell(registry, "page_flags") == "flags (also run by analyze, scores)"
+    assert written_by_cell(registry, "rank_state") == "pagerank (fast engine)"
+
+
+def written_by_cell(registry: Registry, table: str) -> str:
+    row = next(line for line in render_tables_doc(registry).splitlines() if line.startswith(f"| [{table}]("))
+    return row.split(" | ")[3]
+
+
+def test_tables_sharing_a_section_have_one_shape_and_one_text():
+    sections: dict[str, list[T.Table]] = {}
+    for table in T.TABLES.values():
+        sections.setdefault(heading(table), []).append(table)
+    for title, tables in sections.items():
+        first = tables[0]
+        for other in tables[1:]:
+            assert (other.doc.about, other.doc.notes, other.doc.added) == (first.doc.about, first.doc.notes, None), title
+            assert len(other.schema.fields) == len(first.schema.fields), title
+    order = [name for group in GROUPS for name in group.tables]
+    for tables in sections.values():   # shown side by side: next to each other in their group
+        positions = sorted(order.index(t.name) for t in tables)
+        assert positions == list(range(positions[0], positions[0] + len(positions))), [t.name for t in tables]
+
+
+def test_the_tables_doc_renders_spark_types_as_the_page_writes_them():
+    assert [doc_type(t) for t in (LongType(), IntegerType(), ArrayType(StringType()), ArrayType(StructType()))] == [
+        "long", "int", "array<string>", "array<struct>"]
+
+
+def test_the_cli_and_the_tables_doc_renderer_import_no_pyspark():
+    """``linkgraph --help`` and ``links --compressed`` run without pyspark: the CLI imports
+    ``linkgraph.deploy`` and with it the tables page's renderer."""
+    code = ("import sys, linkgraph.cli, linkgraph.lake.tabledocs, linkgraph.lake.tabledocs_core\n"
+            "assert not {'pandas', 'pyspark', 'py4j'} & {m.split('.')[0] for m in sys.modules}")
+    subprocess.run([sys.executable, "-c", code], check=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
 
 
 def test_step_names_are_written_once():

@@ -6,6 +6,10 @@ with the package (``linkgraph/templates``) whose task list is rendered from
 ``Registry.deployed_tasks``: one task per deployment ``Task`` of each pipeline step, waiting for the
 tasks of the steps it runs after.  Task arguments carry placeholders (``{ds}``, ``{run_id}``,
 ``{param:NAME}``) that each scheduler spells its own way.  No pyspark is imported here.
+``--emit tables-doc`` writes ``docs/tables.md``, rendered from the declarations of the tables the
+steps read and write (``linkgraph.lake.tabledocs``), "written by" from the steps' ``writes``.
+``--emit local-conf|config-doc`` writes ``conf/local.yaml`` and ``docs/configuration.md``, rendered
+from the config keys' declarations (``linkgraph.lake.configdoc``).
 """
 
 from __future__ import annotations
@@ -17,9 +21,12 @@ from importlib import resources
 from typing import TYPE_CHECKING
 
 from linkgraph import __version__
+from linkgraph.lake.configdoc import render_config_doc, render_local_conf
 from linkgraph.lake.packages import DELTA_PACKAGE, PROVIDED_BY_SPARK
+from linkgraph.lake.tabledocs import render_tables_page
 
 if TYPE_CHECKING:
+    from linkgraph.lake.tables import Table
     from linkgraph.steps.registry import Registry
 
 _PLACEHOLDER = re.compile(r"\{(ds|run_id|param:[a-z_]+)\}")
@@ -114,4 +121,37 @@ def render_bundle(registry: Registry) -> str:
     return _template("databricks.yml.tmpl").replace("@@TASKS@@", "\n".join(tasks))
 
 
-EMITTERS: dict[str, Callable[[Registry], str]] = {"dag": render_dag, "bundle": render_bundle}
+# --- docs/tables.md ---------------------------------------------------------------------------------
+
+def declared_tables(registry: Registry) -> dict[str, Table]:
+    """The table declarations the registry's steps read or write, by name."""
+    return {table.name: table for step in registry for table in (*step.reads, *step.writes)}
+
+
+def written_by(registry: Registry, table: Table) -> str:
+    """The "written by" of ``table`` in docs/tables.md: the steps whose ``writes`` name it, in
+    pipeline order (the others after, by name), each with how it writes the table
+    (``table.doc.writers``) and the steps whose subcommands run it too (their ``then``/``before``)."""
+    order = registry.pipeline_order()
+    steps = sorted((step for step in registry if table.name in step.tables_written()),
+                   key=lambda step: (order.index(step.name) if step.name in order else len(order), step.name))
+    cells = []
+    for step in steps:
+        runners = [other.name for other in registry if step.name in (*other.then, *other.before)]
+        remarks = [table.doc.writers.get(step.name, ""), f"also run by {', '.join(runners)}" if runners else ""]
+        remark = "; ".join(r for r in remarks if r)
+        cells.append(f"{step.name} ({remark})" if remark else step.name)
+    return ", ".join(cells)
+
+
+def render_tables_doc(registry: Registry) -> str:
+    """docs/tables.md (``linkgraph.lake.tabledocs``), from the declarations of the tables the steps
+    read and write and, for "written by", the steps' ``writes``."""
+    return render_tables_page(declared_tables(registry), lambda table: written_by(registry, table))
+
+
+EMITTERS: dict[str, Callable[[Registry], str]] = {"dag": render_dag, "bundle": render_bundle,
+                                                  "tables-doc": render_tables_doc}
+# conf/local.yaml and docs/configuration.md, rendered from the config keys' declarations (no registry needed)
+EMITTERS["local-conf"] = lambda _registry: render_local_conf()
+EMITTERS["config-doc"] = lambda _registry: render_config_doc()

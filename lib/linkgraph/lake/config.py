@@ -1,7 +1,10 @@
 """Typed job configuration loaded from ``conf/*.yaml``.
 
-Every section is a frozen dataclass; the loader rejects unknown keys and wrong types with a
-``ConfigError`` naming the dotted key, so a typo stops a job before it touches any table.
+Every section is a frozen dataclass whose fields are its keys, each declared once with its default,
+meaning and unit (``linkgraph.lake.configkey.key``): ``conf/local.yaml`` and the key reference of
+``docs/configuration.md`` are rendered from them (``linkgraph.lake.configdoc``).  The loader rejects
+unknown keys and wrong types with a ``ConfigError`` naming the dotted key, so a typo stops a job
+before it touches any table.
 Run-specific values (input path, lake directory) come from the command line and override the file.
 
 Here: ``Config``, its loader (``load_config``, ``config_from_dict``) and the sections ``spark``,
@@ -23,13 +26,14 @@ import yaml
 
 from linkgraph.errors import ConfigError
 from linkgraph.lake.config_analysis import AnalysisConfig, CentralityConfig, RewardConfig, ScoresConfig
+from linkgraph.lake.configkey import key
 from linkgraph.lake.names import LINK_TYPES
 from linkgraph.lake.paths import local_path
 
 __all__ = ["ConfigError"]
 
 
-# Local tuning for a 2-core machine (mirrored in conf/local.yaml).
+# Local tuning for a 2-core machine: the default ``spark.conf`` (conf/local.yaml is rendered from it).
 LOCAL_SPARK_CONF = {
     "spark.default.parallelism": "4",
     "spark.ui.showConsoleProgress": "false",
@@ -50,29 +54,27 @@ TINY_DATA_SPARK_CONF = {
 
 @dataclass(frozen=True)
 class SparkConfig:
-    """How ``linkgraph.lake.session`` builds a SparkSession when none is active.
+    """How ``linkgraph.lake.session`` builds a SparkSession when none is active."""
 
-    ``master`` None means "leave it to spark-submit / the platform".  ``add_packages`` puts the
-    pinned Delta (and, with ``graphframes``, GraphFrames) Maven coordinates in
-    ``spark.jars.packages``; ``graphframes_jar`` is a local GraphFrames jar put on ``spark.jars``
-    instead of the GraphFrames coordinate (where Maven Central does not serve it); ``conf`` holds
-    any further ``spark.*`` settings verbatim (a ``spark.jars`` there is kept, the jar appended).
-    ``checkpoint_dir`` None (the default) puts each command's checkpoints under its lake
-    (``<lake>/_checkpoints``, on the lake's file system or object store, removed when the command
-    ends), never a fixed path another user or job shares.
-    """
-
-    app_name: str = "linkgraph"
-    master: str | None = "local[*]"
-    driver_memory: str | None = "2g"
-    shuffle_partitions: int = 4
-    add_packages: bool = True
-    graphframes: bool = False
-    graphframes_jar: str | None = None
-    # None: ``<lake>/_checkpoints`` (same file system or object store as the lake), see
-    # ``linkgraph.lake.session.use_checkpoint_dir``; a path without a scheme takes the default file system's
-    checkpoint_dir: str | None = None
-    conf: dict[str, str] = field(default_factory=lambda: dict(LOCAL_SPARK_CONF))
+    app_name: str = key("linkgraph", "Spark application name", "name")
+    master: str | None = key("local[*]", "null: leave it to spark-submit or the platform", "Spark master URL")
+    driver_memory: str | None = key("2g", "`spark.driver.memory`; null: not set", "JVM size (`2g`, `512m`)")
+    shuffle_partitions: int = key(4, "`spark.sql.shuffle.partitions`", "partitions, > 0")
+    add_packages: bool = key(
+        True, "put the pinned Delta (and, with `graphframes`, GraphFrames) Maven coordinates in `spark.jars.packages`")
+    graphframes: bool = key(False, "add the GraphFrames JVM package (needed by `rank.engine: graphframes`)")
+    graphframes_jar: str | None = key(
+        None, "a GraphFrames jar put on `spark.jars` instead of the Maven coordinate (for machines where Maven "
+        "Central does not serve it); must exist", "local file path")
+    checkpoint_dir: str | None = key(
+        None, "Spark's checkpoint directory; null: `<lake>/_checkpoints`, on the lake's own file system or object "
+        "store, removed when the command ends (never a fixed path another user or job shares). A path without a "
+        "scheme takes the default file system's (HDFS on a Hadoop cluster). Must be reachable by every node",
+        "path or URI")
+    conf: dict[str, str] = key(
+        LOCAL_SPARK_CONF, "further Spark settings, passed verbatim as strings (quote the values: `\"true\"`, "
+        "`\"4\"`); a `spark.jars` here is kept and the GraphFrames jar appended. A file that sets `conf` replaces "
+        "the whole default map")
 
     def __post_init__(self) -> None:
         if self.shuffle_partitions <= 0:
@@ -81,45 +83,51 @@ class SparkConfig:
 
 @dataclass(frozen=True)
 class LakeConfig:
-    """Where tables live: path-based Delta tables at ``path/<table>``, or catalog tables
-    ``catalog.schema.<table>`` when ``schema`` is set (``catalog`` optional)."""
+    """Where tables live: Delta tables at ``path/<table>``, or catalog tables ``[catalog.]schema.<table>``."""
 
-    path: str = "lake"
-    catalog: str | None = None
-    schema: str | None = None
+    path: str = key(
+        "lake", "lake directory: table `T` is the Delta table at `<path>/T`; `--lake` overrides it. With `schema` "
+        "set it still decides where checkpoints go by default (`<path>/_checkpoints`)", "path or URI")
+    catalog: str | None = key(None, "catalog of catalog tables (Unity Catalog); only with `schema`", "name")
+    schema: str | None = key(
+        None, "when set, tables are catalog tables `[catalog.]schema.T` instead of paths", "name")
 
 
 @dataclass(frozen=True)
 class IngestConfig:
-    """Validation limits and policies of ``linkgraph ingest``.
+    """Validation limits and policies of ``linkgraph ingest``."""
 
-    Lengths are in characters.  ``self_links``: ``reject`` writes a link from a page to itself to
-    ``rejects`` with reason SELF_LINK; ``keep`` stores it like any other link.
-    ``broadcast_pages``: a batch with at most this many distinct pages gives its links their page
-    ids from a broadcast (url, page_id) table (about 270 bytes a page of 50-character URLs, as
-    built in memory), without shuffling the link records, and a batch of at most half as many
-    links looks its pages up in ``pages`` with its URLs broadcast (nothing of ``pages``
-    shuffled) and has its pages and links broadcast into the MERGEs' joins that can build on
-    them; a larger one joins by shuffling (0: always).  ``broadcast_page_ids``: the same for the
-    links' page ids when they are matched by a 64-bit hash of the URL (a batch whose URLs share
-    no hash): a (hash, page_id) table of about 100 bytes a page on every executor (0: always
-    shuffle).
-    ``max_line_bytes`` / ``max_file_bytes``: limits of a text input's line and of a file's
-    decompressed bytes (JSONL, CSV, arcs, dat, GML), enforced while the file is streamed; a longer
-    line is one MALFORMED_RECORD reject, a larger file is read up to the limit and ends in one.
-    ``follow_symlinks``: read an input file that is a symbolic link (false: it is skipped and counted).
-    """
-
-    self_links: str = "reject"
-    max_url_length: int = 2048
-    max_anchor_length: int = 1000
-    max_context_length: int = 500
-    csv_delimiter: str = ","
-    broadcast_pages: int = 500_000
-    broadcast_page_ids: int = 2_000_000
-    max_line_bytes: int = 1_048_576
-    max_file_bytes: int = 17_179_869_184
-    follow_symlinks: bool = False
+    self_links: str = key(
+        "reject", "`reject` writes a link from a page to itself to `rejects` as SELF_LINK; `keep` stores it like "
+        "any link", "`reject` or `keep`")
+    max_url_length: int = key(
+        2048, "longer `from_url` / `to_url`, or a longer sitemap URL: OVERSIZED_FIELD", "characters, > 0")
+    max_anchor_length: int = key(1000, "longer `anchor_text`: OVERSIZED_FIELD", "characters, > 0")
+    max_context_length: int = key(500, "longer `context_window`: OVERSIZED_FIELD", "characters, > 0")
+    csv_delimiter: str = key(",", "field separator of `--format csv` inputs", "one character")
+    broadcast_pages: int = key(
+        500_000, "a batch with at most this many distinct pages gives its links their page ids from a broadcast "
+        "(url, page_id) table, about 270 bytes a page of 50-character URLs on every executor (320 MiB built for "
+        "1.25M pages), without shuffling the records; a batch of at most half as many links looks its pages up in "
+        "`pages` with its URLs broadcast, shuffling nothing of `pages`, and broadcasts its pages and links into "
+        "the `pages` and `links` MERGEs' joins that can build on them; larger batches join by shuffling; "
+        "0: always shuffle", "pages, >= 0")
+    broadcast_page_ids: int = key(
+        2_000_000, "the links of a batch take their page ids by a 64-bit hash of each URL (`xxhash64`) unless two "
+        "of the batch's URLs share a hash (then by URL, as above); a batch with at most this many distinct pages "
+        "does so from a broadcast (hash, page_id) table, about 100 bytes a page on every executor (128 MiB built "
+        "for 1.25M pages), without shuffling the records; larger batches join by shuffling the links' hash pairs "
+        "and the records once; 0: always shuffle", "pages, >= 0")
+    max_line_bytes: int = key(
+        1_048_576, "a line of a text input (jsonl, csv, arcs, dat; a GML token) longer than this is one "
+        "MALFORMED_RECORD, read past in bounded memory while the file is streamed; the other lines are kept",
+        "bytes, > 0")
+    max_file_bytes: int = key(
+        17_179_869_184, "a text input file is read up to this many (decompressed) bytes, whole lines only; the "
+        "rest is one MALFORMED_RECORD. GML files are also capped at 64 MiB", "bytes, > 0")
+    follow_symlinks: bool = key(
+        False, "`false`: an input file or directory that is a symbolic link is not read (opened with "
+        "`O_NOFOLLOW`) and is counted in the ingest's `skipped_files=`; `true`: links are read like files")
 
     def __post_init__(self) -> None:
         if self.self_links not in ("reject", "keep"):
@@ -135,30 +143,37 @@ class IngestConfig:
 
 @dataclass(frozen=True)
 class RankConfig:
-    """PageRank parameters (``linkgraph pagerank``; flags override tol/max_iter/engine).
+    """PageRank parameters (``linkgraph pagerank``; its flags override ``tol``, ``max_iter`` and ``engine``)."""
 
-    ``blocks`` 0 picks the vertex blocks by ``block_bytes`` (bytes of packed arrays per block and
-    per value, default 64 MiB; at least 3 blocks per core); ``block_max_vertices`` also caps a
-    block's pages.  ``checkpoint_every`` iterations the rank state is written to Delta
-    (``rank_state``) so a killed run resumes there; ``lineage_every`` iterations the rank blocks
-    are checkpointed reliably (a lost executor costs at most that many iterations).
-    ``single_task``: a graph whose packed links fit ``block_bytes`` is iterated inside one Spark
-    task, without a job per iteration (and without mid-run checkpoints).
-    ``not_converged_exit_code`` is what the job returns when the iteration cap is hit first.
-    """
-
-    engine: str = "fast"
-    damping: float = 0.85
-    tol: float = 1e-6
-    max_iter: int = 100
-    blocks: int = 0
-    block_max_vertices: int = 4_000_000
-    checkpoint_every: int = 10
-    single_task: bool = True
-    block_bytes: int = 64 * 1024 * 1024
-    lineage_every: int = 10
-    exclude_link_types: list[str] = field(default_factory=lambda: ["NOFOLLOW", "UGC", "SPONSORED"])
-    not_converged_exit_code: int = 0
+    engine: str = key(
+        "fast", "`fast`: the block engine; `naive`: DataFrame joins; `graphframes`: GraphFrames (needs its JVM "
+        "package); `--engine` overrides", "`fast`, `naive` or `graphframes`")
+    damping: float = key(0.85, "damping factor d", "in (0, 1)")
+    tol: float = key(
+        1e-6, "stop when the sum of absolute rank changes of an iteration is below this; `--tol` overrides",
+        "L1 change, > 0")
+    max_iter: int = key(
+        100, "iteration cap; a run that reaches it is recorded as not converged; `--max-iter` overrides",
+        "iterations, > 0")
+    blocks: int = key(0, "vertex blocks; 0: chosen from `block_bytes`, at least 3 per core", "blocks, >= 0")
+    block_max_vertices: int = key(4_000_000, "the most pages in one block", "pages, > 0")
+    checkpoint_every: int = key(
+        10, "write the rank state to the `rank_state` table every this many iterations, so a killed run resumes "
+        "there; 0: never", "iterations, >= 0")
+    single_task: bool = key(
+        True, "iterate a graph whose packed links fit `block_bytes` (and `block_max_vertices`) inside one Spark "
+        "task, with no Spark job per iteration and no mid-run checkpoints")
+    block_bytes: int = key(
+        64 * 1024 * 1024, "budget of packed arrays per block and per stored value; a graph whose packed links fit "
+        "it may be solved in one task; also the budget of a HyperBall block task (`linkgraph centrality`)",
+        "bytes, >= 1024")
+    lineage_every: int = key(
+        10, "checkpoint the rank blocks reliably to the checkpoint directory every this many iterations: a lost "
+        "executor costs at most that many iterations", "iterations, >= 1")
+    exclude_link_types: list[str] = key(
+        ["NOFOLLOW", "UGC", "SPONSORED"], "links of these types are not followed", "link types")
+    not_converged_exit_code: int = key(
+        0, "what `linkgraph pagerank` returns when `max_iter` is reached before `tol`", "exit status 0..255")
 
     def __post_init__(self) -> None:
         if self.engine not in ("fast", "naive", "graphframes"):
@@ -190,23 +205,19 @@ class RankConfig:
 # --- compressed link storage ---
 @dataclass(frozen=True)
 class CompressConfig:
-    """Boldi-Vigna compression of ``links`` (``linkgraph compress``).
+    """Boldi-Vigna compression of ``links`` (``linkgraph compress``); the defaults are WebGraph's."""
 
-    ``block_size`` page ids per block at most (one Spark task each; references never cross blocks);
-    ``block_max_arcs``: a block is cut before it reaches twice this many arcs, and a page with this
-    many links or more has its list alone in a block, so no task encodes a hub with its neighbours.
-    ``window_size`` previous lists a list may copy from (0: none); ``max_ref_count`` longest
-    reference chain, which bounds random-access decoding; ``min_interval_length`` shortest run of
-    consecutive ids stored as an interval (0: none); ``residual_code`` the code of the remaining
-    gaps: ``gamma``, ``delta`` or ``zetaK`` (K 1..7).  Defaults are WebGraph's.
-    """
-
-    block_size: int = 65536
-    window_size: int = 7
-    max_ref_count: int = 3
-    min_interval_length: int = 4
-    residual_code: str = "zeta3"
-    block_max_arcs: int = 1 << 20
+    block_size: int = key(
+        65536, "the most vertices per block; a block is one Spark task and references never cross blocks",
+        "vertices, > 0")
+    window_size: int = key(7, "previous lists a list may copy from; 0: no references", "lists, 0..63")
+    max_ref_count: int = key(3, "longest reference chain, which bounds random-access decoding", "references, >= 1")
+    min_interval_length: int = key(
+        4, "shortest run of consecutive ids stored as an interval; 0: no intervals", "ids, 0 or >= 2")
+    residual_code: str = key("zeta3", "code of the remaining gaps", "`gamma`, `delta` or `zeta1`..`zeta7`")
+    block_max_arcs: int = key(
+        1 << 20, "a block is cut before it reaches twice this many arcs, and a list this long or longer is alone "
+        "in its block (no task encodes a hub with its neighbours)", "arcs, > 0")
 
     def __post_init__(self) -> None:
         if self.block_size <= 0:
@@ -222,31 +233,36 @@ class CompressConfig:
         code = self.residual_code
         if not (code in ("gamma", "delta") or (code[:4] == "zeta" and code[4:] in tuple("1234567"))):
             raise ConfigError(f"compress.residual_code must be gamma, delta or zeta1..zeta7, got {code!r}")
+
+
 # --- crawl inputs (WARC / WAT) ---
 @dataclass(frozen=True)
 class CrawlConfig:
-    """Limits of link extraction from WARC/WAT files (``linkgraph ingest --format warc|wat``).
+    """Limits of link extraction from WARC/WAT files (``linkgraph ingest --format warc|wat``)."""
 
-    ``max_page_bytes``: a response payload larger than this many bytes is rejected as
-    OVERSIZED_PAGE without being parsed.  ``max_text_chars``: page text stored in ``page_signals``
-    is cut to this many characters.  ``context_chars``: characters of page text kept on each side
-    of a link in its context window.  The parse budget of one HTML page (over it: OVERSIZED_PAGE,
-    not parsed): ``max_html_depth`` nesting depth, ``max_parse_work`` nesting depth summed over
-    the elements, ``max_parse_elements`` elements, ``max_parse_bytes`` bytes of decoded HTML,
-    ``max_parse_seconds`` seconds for the cost scan, the parse and the walk of the tree.
-    ``max_wat_record_bytes``: a WAT record whose JSON is larger is rejected as OVERSIZED_PAGE
-    without being read.
-    """
-
-    max_page_bytes: int = 5_000_000
-    max_text_chars: int = 20_000
-    context_chars: int = 50
-    max_html_depth: int = 1024
-    max_parse_work: int = 200_000_000
-    max_parse_elements: int = 1_000_000
-    max_parse_bytes: int = 5_000_000
-    max_parse_seconds: float = 30.0
-    max_wat_record_bytes: int = 5_000_000
+    max_page_bytes: int = key(
+        5_000_000, "a response payload larger than this, or whose decoding passes it, is rejected as "
+        "OVERSIZED_PAGE without being parsed", "bytes, > 0")
+    max_text_chars: int = key(20_000, "page text stored in `page_signals` is cut to this", "characters, > 0")
+    context_chars: int = key(
+        50, "page text kept on each side of a link in its context window", "characters, > 0")
+    max_html_depth: int = key(
+        1024, "parse budget of one HTML page: nesting depth (as the parser's stack of open elements would hold "
+        "it); deeper is OVERSIZED_PAGE, not parsed", "elements, > 0")
+    max_parse_work: int = key(
+        200_000_000, "parse budget: nesting depth summed over the elements inserted (the parser's work grows with "
+        "it); over it: OVERSIZED_PAGE, not parsed", "> 0")
+    max_parse_elements: int = key(
+        1_000_000, "parse budget: elements in the page; over it: OVERSIZED_PAGE, not parsed", "elements, > 0")
+    max_parse_bytes: int = key(
+        5_000_000, "parse budget: the decoded HTML (UTF-8) handed to the parser; over it: OVERSIZED_PAGE, not "
+        "parsed", "bytes, > 0")
+    max_parse_seconds: float = key(
+        30.0, "parse budget: the cost scan, the parse and the walk of the parsed tree of one page together; over "
+        "it: OVERSIZED_PAGE", "seconds, > 0")
+    max_wat_record_bytes: int = key(
+        5_000_000, "a WAT record whose JSON is larger is rejected as OVERSIZED_PAGE without being read",
+        "bytes, > 0")
 
     def __post_init__(self) -> None:
         for name in ("max_page_bytes", "max_text_chars", "context_chars", "max_html_depth", "max_parse_work",
@@ -258,15 +274,15 @@ class CrawlConfig:
 # --- reliability ---
 @dataclass(frozen=True)
 class ReliabilityConfig:
-    """How a step reacts when a concurrent job commits to the same Delta table first.
+    """How a step reacts when a concurrent job commits to the same Delta table first
+    (``linkgraph.lake.reliability``)."""
 
-    ``conflict_attempts``: how often ``linkgraph ingest`` runs in total before giving up on Delta
-    conflicts (1 = no retry); ``conflict_backoff_seconds``: base wait before a retry, multiplied by
-    the attempt number and a random factor in [0.5, 1.5).  See ``linkgraph.lake.reliability``.
-    """
-
-    conflict_attempts: int = 3
-    conflict_backoff_seconds: float = 2.0
+    conflict_attempts: int = key(
+        3, "how often `linkgraph ingest` runs in total before giving up on Delta conflicts with a concurrent job "
+        "(1: no retry)", "attempts, >= 1")
+    conflict_backoff_seconds: float = key(
+        2.0, "base wait before a retry, multiplied by the attempt number and a random factor in [0.5, 1.5)",
+        "seconds, >= 0")
 
     def __post_init__(self) -> None:
         if self.conflict_attempts < 1:
@@ -278,14 +294,13 @@ class ReliabilityConfig:
 # --- retention ---
 @dataclass(frozen=True)
 class RetentionConfig:
-    """How many runs the per-run tables (``page_flags``, ``seed_scores``) keep.
+    """How many runs the per-run tables (``page_flags``, ``seed_scores``) keep."""
 
-    ``runs``: the newest runs kept (by run id, which sorts by start time); the write of a new run
-    deletes the older ones in the same commit.  ``pinned_runs``: run ids kept whatever their age.
-    """
-
-    runs: int = 3
-    pinned_runs: list[str] = field(default_factory=list)
+    runs: int = key(
+        3, "the newest runs kept (by run id, which sorts by start time); the commit that writes a run deletes the "
+        "older ones", "runs, >= 1")
+    pinned_runs: list[str] = key(
+        [], "runs kept whatever their age (for instance the run a report was made from)", "run ids")
 
     def __post_init__(self) -> None:
         if self.runs < 1:
@@ -294,11 +309,11 @@ class RetentionConfig:
 
 @dataclass(frozen=True)
 class AuthorityConfig:
-    """``linkgraph import-authority``: ``max_reject_share`` is the largest share of a file's rows
-    that may be rejected for the file to replace its source's ``external_authority`` rows; a file
-    with more bad rows replaces nothing (its rejects are still written) and the command exits 2."""
+    """How ``linkgraph import-authority`` treats a file with bad rows."""
 
-    max_reject_share: float = 0.5
+    max_reject_share: float = key(
+        0.5, "a file with a larger share of rejected rows replaces nothing: the source's `external_authority` rows "
+        "stay, its rejects are written, and the command exits 2 saying why", "share of the rows, in [0, 1]")
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.max_reject_share <= 1.0:
@@ -307,6 +322,8 @@ class AuthorityConfig:
 
 @dataclass(frozen=True)
 class Config:
+    """A job's whole config: one field per section, each section's keys declared with ``key``."""
+
     spark: SparkConfig = field(default_factory=SparkConfig)
     lake: LakeConfig = field(default_factory=LakeConfig)
     ingest: IngestConfig = field(default_factory=IngestConfig)
@@ -357,12 +374,12 @@ def _build(cls: type, data: Any, prefix: str) -> Any:
         raise ConfigError(f"{prefix.rstrip('.') or 'config'} must be a mapping, got {type(data).__name__}")
     hints = typing.get_type_hints(cls)
     known = {f.name for f in dataclasses.fields(cls)}
-    for key in data:
-        if key not in known:
-            raise ConfigError(f"unknown config key '{prefix}{key}' (known: {', '.join(sorted(known))})")
+    for name in data:
+        if name not in known:
+            raise ConfigError(f"unknown config key '{prefix}{name}' (known: {', '.join(sorted(known))})")
     kwargs = {}
-    for key, value in data.items():
-        kwargs[key] = _coerce(hints[key], value, f"{prefix}{key}")
+    for name, value in data.items():
+        kwargs[name] = _coerce(hints[name], value, f"{prefix}{name}")
     return cls(**kwargs)
 
 

@@ -3,16 +3,17 @@
 scores, scope and the frontier), ``reward`` (reward ranking, with its term rules) and ``centrality``
 (harmonic centrality).
 
-Frozen dataclasses like the other sections; ``linkgraph.lake.config.Config`` holds them and its
-loader builds them from YAML.
+Frozen dataclasses like the other sections, each key declared with ``key``;
+``linkgraph.lake.config.Config`` holds them and its loader builds them from YAML.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from linkgraph.errors import ConfigError
+from linkgraph.lake.configkey import key
 from linkgraph.lake.names import LINK_TYPES, POSITIONS
 from linkgraph.urls import canonical_seed_urls
 
@@ -32,33 +33,37 @@ AUTHORITY_WEIGHTS = ("linking_pages", "links", "none")
 
 @dataclass(frozen=True)
 class AnalysisConfig:
-    """Indexes, host/domain graphs and page flags (``linkgraph analyze``).
+    """Indexes, host and domain graphs, link farms, syndication and page flags (``linkgraph analyze``)."""
 
-    ``anchor_cap``: anchors kept per page in ``anchor_index`` (most frequent first).
-    ``max_list_entries``: the most array entries any written row holds: the forward and reverse
-    indexes store a page's ids in chunks of this many; other lists are capped at it.
-    ``boilerplate_anchors``: normalised anchors that say nothing about the target; counted, not indexed.
-    A domain is a link farm when at least ``link_farm_min_links`` of its links leave it and more than
-    ``link_farm_share`` of them go to one target domain.  Two domains form a syndication pair when
-    each sends the other at least ``syndication_min_links`` links.  ``authority_weight`` weights a
-    domain-graph edge by ``linking_pages`` (distinct source pages), ``links`` or ``none`` (once).  A page is
-    ``important`` when its rank exceeds mean + ``important_sigmas``·σ of its run.
-    A page (or domain) is ``spam_suspect`` when its relative spam mass exceeds
-    ``spam_mass_threshold`` and its PageRank is above the median (needs ``scores.trusted_seeds``);
-    ``good_fraction`` (γ in (0, 1]) scales the trust vector into the core-based PageRank (``linkgraph.graph.spam``).
-    """
-
-    anchor_cap: int = 50
-    boilerplate_anchors: list[str] = field(default_factory=lambda: list(DEFAULT_BOILERPLATE_ANCHORS))
-    link_farm_share: float = 0.9
-    link_farm_min_links: int = 10
-    syndication_min_links: int = 20
-    authority_weight: str = "linking_pages"
-    authority_max_iter: int = 100
-    important_sigmas: float = 2.0
-    max_list_entries: int = DEFAULT_MAX_LIST_ENTRIES
-    spam_mass_threshold: float = 0.7
-    good_fraction: float = 1.0
+    anchor_cap: int = key(
+        50, "anchors kept per page in `anchor_index`, most frequent first", "anchors per page, > 0")
+    boilerplate_anchors: list[str] = key(
+        DEFAULT_BOILERPLATE_ANCHORS, "anchors that say nothing about the target: counted, not indexed",
+        "normalised anchor texts")
+    link_farm_share: float = key(
+        0.9, "a domain is a link farm when more than this share of its outgoing links go to one target domain "
+        "and at least `link_farm_min_links` of its links leave it", "share in (0, 1)")
+    link_farm_min_links: int = key(
+        10, "a domain is a link farm only when at least this many of its links leave it (and "
+        "`link_farm_share` of them go to one target domain)", "links, > 0")
+    syndication_min_links: int = key(
+        20, "two domains form a syndication pair when each sends the other at least this many links", "links, > 0")
+    authority_weight: str = key(
+        "linking_pages", "weight of a domain-graph edge in domain authority: its distinct followed linking pages, "
+        "its followed links, or once; `--authority-weight` of `linkgraph analyze` overrides",
+        "`linking_pages`, `links` or `none`")
+    authority_max_iter: int = key(100, "iteration cap of the domain authority PageRank", "iterations")
+    important_sigmas: float = key(
+        2.0, "a page is `important` when its rank exceeds mean + this many σ of its run", "standard deviations")
+    max_list_entries: int = key(
+        DEFAULT_MAX_LIST_ENTRIES, "the most array entries any written row holds: forward and reverse index lists "
+        "are stored in chunks of this many, other lists are capped at it", "array entries, > 0")
+    spam_mass_threshold: float = key(
+        0.7, "a page or domain is `spam_suspect` when its relative spam mass exceeds this and its PageRank is "
+        "above the median (needs `scores.trusted_seeds`)", "share, < 1")
+    good_fraction: float = key(
+        1.0, "γ: share of the good web the trusted core stands for; scales the trust vector into the core-based "
+        "PageRank (`trust_rank` = γ · TrustRank, `linkgraph.graph.spam`)", "share in (0, 1]")
 
     def __post_init__(self) -> None:
         if self.anchor_cap <= 0:
@@ -81,38 +86,44 @@ class AnalysisConfig:
 
 @dataclass(frozen=True)
 class ScoresConfig:
-    """Seed scores, scope and the frontier (``linkgraph scores`` / ``frontier``); see
-    ``linkgraph.graph.scoring`` for the formulas.
+    """Seed scores, scope and the frontier (``linkgraph scores`` / ``frontier``; formulas in
+    ``linkgraph.graph.scoring``), and the limits of ``linkgraph ingest-sitemaps``."""
 
-    ``seeds``: seed URLs (canonicalised like ingest); ``hop_limit``: rounds of the hop-depth search,
-    at most ``max_depth`` (where ``depth_factor`` reaches 0, so no deeper page is in scope).
-    ``scope_strategy``: ``linked_domains``, ``registered_domain`` or ``host``.  ``frontier_priority``:
-    ``seed_score``, ``pagerank``, ``personalized_pagerank`` (vector ``frontier_vector`` of the
-    latest run) or ``reward``.  ``trusted_seeds``: URLs of trusted pages (canonicalised like
-    ``seeds``); a uniform ``linkgraph pagerank`` run then also computes the trust vector
-    (TrustRank) in the same pass, from which ``page_flags``/``domains`` get their spam mass.
-    """
-
-    seeds: list[str] = field(default_factory=list)
-    trusted_seeds: list[str] = field(default_factory=list)
-    hop_limit: int = 50
-    max_depth: int = 5
-    weight_in_links: float = 0.3
-    weight_domain_authority: float = 0.3
-    weight_sitemap_priority: float = 0.2
-    weight_depth: float = 0.2
-    unlisted_priority: float = 0.0
-    external_authority_weight: float = 0.0
-    scope_strategy: str = "linked_domains"
-    affinity_seed_host: float = 1.0
-    affinity_registered_domain: float = 0.8
-    affinity_one_hop: float = 0.3
-    affinity_farther: float = 0.1
-    in_scope_threshold: float = 0.3
-    frontier_priority: str = "seed_score"
-    frontier_vector: int = 0
-    sitemap_max_bytes: int = 50 * 1024 * 1024
-    sitemap_max_line_bytes: int = 1024 * 1024
+    seeds: list[str] = key(
+        [], "seed URLs, canonicalised like ingest; hop depth, scope and the frontier are measured from them "
+        "(`linkgraph run` on the built-in sample uses the sample's seeds when this is empty)", "URLs")
+    trusted_seeds: list[str] = key(
+        [], "trusted pages (canonicalised like `seeds`): a uniform PageRank run also computes their trust vector "
+        "(TrustRank) in the same pass, from which `page_flags` and `domains` get their spam mass", "URLs")
+    hop_limit: int = key(50, "rounds of the hop-depth search (at most `max_depth` are run)", "rounds, > 0")
+    max_depth: int = key(5, "depth where the depth factor reaches 0: no deeper page is in scope", "links, > 0")
+    weight_in_links: float = key(0.3, "seed-score weight of the normalised in-link count", "weight")
+    weight_domain_authority: float = key(0.3, "seed-score weight of domain authority", "weight")
+    weight_sitemap_priority: float = key(0.2, "seed-score weight of the sitemap priority", "weight")
+    weight_depth: float = key(0.2, "seed-score weight of 1/(hop depth + 1)", "weight")
+    unlisted_priority: float = key(0.0, "sitemap priority of a page no sitemap lists", "in [0, 1]")
+    external_authority_weight: float = key(
+        0.0, "share of `external_authority` blended into domain authority where it knows the domain", "in [0, 1]")
+    scope_strategy: str = key(
+        "linked_domains", "how far scope reaches: domains linked from seed domains, the seeds' registered domains "
+        "only, or the seeds' hosts only", "`linked_domains`, `registered_domain` or `host`")
+    affinity_seed_host: float = key(1.0, "domain affinity of a page on a seed's host", "affinity")
+    affinity_registered_domain: float = key(
+        0.8, "domain affinity of a page elsewhere on a seed's registered domain", "affinity")
+    affinity_one_hop: float = key(0.3, "domain affinity of a page on a domain one hop from a seed domain", "affinity")
+    affinity_farther: float = key(0.1, "domain affinity of a page farther away or unreachable", "affinity")
+    in_scope_threshold: float = key(0.3, "a page is in scope when affinity × depth factor reaches this", "score")
+    frontier_priority: str = key(
+        "seed_score", "what orders the frontier (`personalized_pagerank`: vector `frontier_vector` of the latest "
+        "run)", "`seed_score`, `pagerank`, `personalized_pagerank` or `reward`")
+    frontier_vector: int = key(
+        0, "the vector of the latest personalised run used with `personalized_pagerank`", "vector id")
+    sitemap_max_bytes: int = key(
+        50 * 1024 * 1024, "a sitemap file larger than this is rejected unread, and one whose decompressed bytes "
+        "pass it is rejected there while it is decompressed (OVERSIZED_FIELD)", "bytes, > 0")
+    sitemap_max_line_bytes: int = key(
+        1024 * 1024, "a longer line of a text sitemap is one OVERSIZED_FIELD reject, read past without being "
+        "held; the rest of the file is kept", "bytes, > 0")
 
     def __post_init__(self) -> None:
         if self.scope_strategy not in ("linked_domains", "registered_domain", "host"):
@@ -147,11 +158,12 @@ class ScoresConfig:
 
 @dataclass(frozen=True)
 class TermRule:
-    """``points`` per hit of any of ``terms`` in a page's title or text (word boundaries,
-    case-insensitive; a term of several words matches with any whitespace between them)."""
+    """One rule of ``reward.term_rules``: points per hit of any of its terms in a page's title or text."""
 
-    points: float = 1.0
-    terms: list[str] = field(default_factory=list)
+    points: float = key(1.0, "points per hit of any of `terms`", "points, >= 0")
+    terms: list[str] = key(
+        [], "words or phrases matched at word boundaries, case-insensitive, in a page's title or text (a term of "
+        "several words matches with any whitespace between them)", "non-empty list of non-empty terms")
 
     def __post_init__(self) -> None:
         if self.points < 0:
@@ -160,64 +172,67 @@ class TermRule:
             raise ConfigError("reward.term_rules[].terms must be a non-empty list of non-empty terms")
 
 
-def _default_term_rules() -> list[TermRule]:
-    return [
-        TermRule(points=1.0, terms=["job", "jobs", "career", "hr"]),
-        TermRule(points=10.0, terms=["hrms", "taleo", "jobvite", "icims"]),
-    ]
+DEFAULT_TERM_RULES = [
+    TermRule(points=1.0, terms=["job", "jobs", "career", "hr"]),
+    TermRule(points=10.0, terms=["hrms", "taleo", "jobvite", "icims"]),
+]
 
 
 @dataclass(frozen=True)
 class RewardConfig:
-    """Reward-distribution ranking (``linkgraph reward``); README "Reward ranking" has the rules.
+    """Reward-distribution ranking (``linkgraph reward``); scores are non-negative reals ("points")."""
 
-    Scores are non-negative reals ("points").  Each round every page sends ``send_fraction`` of its
-    score to its neighbours in both link directions (in proportion to link weights), then every
-    score shrinks by ``forget_rate``, then the round's rewards are added.  A link weighs
-    ``link_type_weights[type] * position_weights[position]``, 1 for a type or position not listed.
-    A term is counted at most ``max_hits_per_term`` times per page.  ``feed_url_pattern`` (a Java
-    regex, searched in the canonical feed URL) restricts which feed links count; null: all.
-    A page new to the scores starts with ``new_page_fraction`` of each scored source's score times
-    its weight share of that source's out-links (a seed page: ``seed_score`` plus that).  After the
-    rounds, pages below ``delete_threshold`` are pruned (unless ``prune`` is false) except seeds;
-    a run in which no page scored above 0 prunes nothing, and a prune of more than
-    ``max_prune_share`` of the pages is refused (the run stops with exit 2, nothing pruned).
-    ``in_run``: whether ``linkgraph run`` ranks by reward: ``sample`` (only on the built-in
-    sample), ``always`` or ``never``.
-    """
-
-    rounds: int = 10
-    send_fraction: float = 0.1
-    forget_rate: float = 0.1
-    rewards: bool = True
-    term_rules: list[TermRule] = field(default_factory=_default_term_rules)
-    max_hits_per_term: int = 3
-    new_feed_points: float = 1000.0
-    known_feed_points: float = 20.0
-    feed_url_pattern: str | None = None
-    link_type_weights: dict[str, float] = field(
-        default_factory=lambda: {"NOFOLLOW": 0.0, "UGC": 0.0, "SPONSORED": 0.0})
-    position_weights: dict[str, float] = field(default_factory=dict)
-    new_page_fraction: float = 0.1
-    seeds: list[str] = field(default_factory=list)
-    seed_score: float = 1.0
-    delete_threshold: float = 0.01
-    prune: bool = True
-    max_prune_share: float = 0.05
-    in_run: str = "sample"
+    rounds: int = key(10, "distribution rounds per run; `--rounds` overrides", "rounds, >= 0")
+    send_fraction: float = key(
+        0.1, "share of its score each page sends to its neighbours per round, in both link directions, in "
+        "proportion to link weights", "in [0, 1]")
+    forget_rate: float = key(
+        0.1, "every score shrinks by this share each round (after the sending, before the rewards)", "in [0, 1]")
+    rewards: bool = key(True, "add the rounds' rewards; false: spread and forget only (`--no-rewards`)")
+    term_rules: list[TermRule] = key(
+        DEFAULT_TERM_RULES, "`points` (>= 0) per hit of any of `terms` (non-empty) in a page's title or text, "
+        "whole words, case-insensitive; a term of several words matches with any whitespace between them")
+    max_hits_per_term: int = key(3, "a term counts at most this often per page", "hits, >= 1")
+    new_feed_points: float = key(1000.0, "reward for discovering a feed no run has seen", "points, >= 0")
+    known_feed_points: float = key(20.0, "reward for a known feed", "points, >= 0")
+    feed_url_pattern: str | None = key(
+        None, "only feed links whose canonical feed URL it matches (searched, as Spark's `rlike`) count; null: "
+        "all", "Java regex")
+    link_type_weights: dict[str, float] = key(
+        {"NOFOLLOW": 0.0, "UGC": 0.0, "SPONSORED": 0.0}, "link weight factor by type; 1 for a type not listed "
+        "(a link weighs its type's weight times its position's)", "link type to weight >= 0")
+    position_weights: dict[str, float] = key(
+        {}, "link weight factor by position (NAV, CONTENT, FOOTER, SIDEBAR); 1 when not listed",
+        "position to weight >= 0")
+    new_page_fraction: float = key(
+        0.1, "a page new to the scores starts with this share of each scored source's score times its weight "
+        "share of that source's out-links (a seed page: `seed_score` plus that)", "in [0, 1]")
+    seeds: list[str] = key([], "seed pages: start with `seed_score` and are never pruned", "URLs")
+    seed_score: float = key(1.0, "starting score of a seed page", "points, >= 0")
+    delete_threshold: float = key(
+        0.01, "after the rounds, pages below this are pruned (seeds excepted); a run in which no page scored above "
+        "0 prunes nothing", "points, >= 0")
+    prune: bool = key(True, "prune at all (`--no-prune`: false)")
+    max_prune_share: float = key(
+        0.05, "a prune of more pages than this share is refused: the run stops with exit code 2 before it writes "
+        "its results, nothing is pruned, and the next run completes it under the config then in force "
+        "(1: no limit)", "share of the pages, in [0, 1]")
+    in_run: str = key(
+        "sample", "whether `linkgraph run` runs the reward step: only on the built-in sample, always, or never",
+        "`sample`, `always` or `never`")
 
     def __post_init__(self) -> None:
         for name, known in (("link_type_weights", LINK_TYPES), ("position_weights", POSITIONS)):
             weights = {}
-            for key, value in getattr(self, name).items():
-                if key not in known:
-                    raise ConfigError(f"unknown config key 'reward.{name}.{key}' (known: {', '.join(known)})")
+            for entry, value in getattr(self, name).items():
+                if entry not in known:
+                    raise ConfigError(f"unknown config key 'reward.{name}.{entry}' (known: {', '.join(known)})")
                 try:
-                    weights[key] = float(value)
+                    weights[entry] = float(value)
                 except ValueError:
-                    raise ConfigError(f"config key 'reward.{name}.{key}' must be a number, got {value!r}") from None
-                if weights[key] < 0:
-                    raise ConfigError(f"config key 'reward.{name}.{key}' must not be negative")
+                    raise ConfigError(f"config key 'reward.{name}.{entry}' must be a number, got {value!r}") from None
+                if weights[entry] < 0:
+                    raise ConfigError(f"config key 'reward.{name}.{entry}' must not be negative")
             object.__setattr__(self, name, weights)  # the loader hands mapping values over as strings
         if self.rounds < 0:
             raise ConfigError("reward.rounds must not be negative")
@@ -252,29 +267,31 @@ CENTRALITY_WEIGHTS = ("none", "links", "pages")
 
 @dataclass(frozen=True)
 class CentralityConfig:
-    """Harmonic centrality with HyperBall (``linkgraph centrality``).
+    """Harmonic centrality with HyperBall (``linkgraph centrality``) and the host and domain PageRank's
+    edge weight."""
 
-    ``registers``: HyperLogLog registers per counter (a power of 2, 16..65536); the relative
-    standard error of each ball-size estimate is 1.04/sqrt(registers) (6.5% at 256, 3.3% at 1024);
-    balls of up to 16 members (sqrt(registers)/2 above 1024) are counted exactly.  A counter is
-    registers + 8 × that limit + 4 bytes (388 at 256).
-    ``block_max_nodes``: nodes per block (counters of a block live in one task); a graph of one
-    block is iterated inside one task when ``single_task``.  ``max_iter`` caps the iterations
-    (HyperBall stops by itself when no counter changes, after about the graph's diameter).
-    ``checkpoint_every``: iterations between lineage cuts of the block state.
-    ``weight``: the edge weight of the host and domain graphs' PageRank (``CENTRALITY_WEIGHTS``):
-    ``none``, every linked pair once (a source's rank split evenly over the hosts it links to);
-    ``links``, the page links from one to the other; ``pages``, the distinct pages linking.  A
-    source's rank is split in proportion to its edges' weights.  Harmonic centrality counts hops,
-    unweighted; the page graph has no weights (a page links to another once).
-    """
-
-    registers: int = 256
-    block_max_nodes: int = 1_000_000
-    single_task: bool = True
-    max_iter: int = 1000
-    checkpoint_every: int = 5
-    weight: str = "none"
+    registers: int = key(
+        256, "relative standard error of each ball-size estimate 1.04/sqrt(registers): 6.5 % at 256, 3.3 % at "
+        "1024; balls of up to 16 members (sqrt(registers)/2 above 1024) are counted exactly; a counter takes "
+        "registers + 8 × that limit + 4 bytes (388 at 256); `--registers` overrides",
+        "HyperLogLog registers per counter, power of 2 in 16..65536")
+    block_max_nodes: int = key(
+        1_000_000, "most nodes per block (a block's counters live in one task); blocks are also sized so that "
+        "their counters take at most half of `rank.block_bytes`, and a graph whose block task would need more "
+        "than `rank.block_bytes` is refused before any iteration ([scaling](scaling.md))", "nodes, > 0")
+    single_task: bool = key(True, "a graph of one block is iterated inside one task")
+    max_iter: int = key(
+        1000, "iteration cap (HyperBall stops by itself when no counter changes, after about the graph's "
+        "diameter)", "iterations, > 0")
+    checkpoint_every: int = key(
+        5, "iterations between reliable checkpoints (lineage cuts) of the block state (a lost executor costs at "
+        "most that many)", "iterations, > 0")
+    weight: str = key(
+        "none", "the edge weight of the host and domain graphs' PageRank: `none`, each linked pair once; `links`, "
+        "the page links between the two (`host_links.links`); `pages`, the distinct pages linking "
+        "(`src_pages`); a source's rank is split in proportion to its edges' weights (networkx's weighted "
+        "PageRank). Harmonic centrality counts hops, unweighted; the page graph has no weights (refused with "
+        "exit 2); `--weight` overrides", "`none`, `links` or `pages`")
 
     def __post_init__(self) -> None:
         if self.registers < 16 or self.registers > 65536 or self.registers & (self.registers - 1):

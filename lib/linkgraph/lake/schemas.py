@@ -83,6 +83,19 @@ REWARD_SCORES_TABLE = _rank.REWARD_SCORES_TABLE
 REWARD_RUNS_TABLE = _rank.REWARD_RUNS_TABLE
 FEEDS_TABLE = _rank.FEEDS_TABLE
 PRUNED_PAGES_TABLE = _rank.PRUNED_PAGES_TABLE
+RANK_CHANGES_TABLE = _rank.RANK_CHANGES_TABLE
+NODE = _rank.NODE
+FROM_SCORE = _rank.FROM_SCORE
+TO_SCORE = _rank.TO_SCORE
+FROM_POSITION = _rank.FROM_POSITION
+TO_POSITION = _rank.TO_POSITION
+POSITION_CHANGE = _rank.POSITION_CHANGE
+CHANGE = _rank.CHANGE
+LEVEL = _rank.LEVEL
+MEASURE = _rank.MEASURE
+FROM_RUN = _rank.FROM_RUN
+TO_RUN = _rank.TO_RUN
+RANK_CHANGES = _rank.RANK_CHANGES
 
 # tables built from links and a rank run (indexes, host and domain graphs, page flags, compressed
 # link storage, harmonic centrality): defined in linkgraph.lake.schemas_graph

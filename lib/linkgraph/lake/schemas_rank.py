@@ -157,3 +157,34 @@ REWARD_SCORES_TABLE = "reward_scores"
 REWARD_RUNS_TABLE = "reward_runs"
 FEEDS_TABLE = "feeds"
 PRUNED_PAGES_TABLE = "pruned_pages"
+
+# --- rank_changes (linkgraph diff): two runs compared, one row per node of either --------------
+RANK_CHANGES_TABLE = "rank_changes"
+NODE = "node"
+FROM_SCORE = "from_score"
+TO_SCORE = "to_score"
+FROM_POSITION = "from_position"
+TO_POSITION = "to_position"
+POSITION_CHANGE = "position_change"
+CHANGE = "change"
+LEVEL = "level"
+MEASURE = "measure"
+FROM_RUN = "from_run"
+TO_RUN = "to_run"
+
+RANK_CHANGES = StructType(
+    [
+        StructField(NODE, StringType(), False),            # a page's URL, a host's reversed name, a domain
+        StructField(PAGE_ID, LongType(), True),            # page level only
+        StructField(FROM_SCORE, DoubleType(), True),       # null: the earlier run lacks the node
+        StructField(TO_SCORE, DoubleType(), True),         # null: the later run lacks the node
+        StructField(FROM_POSITION, LongType(), True),      # 1 = the highest score
+        StructField(TO_POSITION, LongType(), True),
+        StructField(POSITION_CHANGE, LongType(), True),    # from_position - to_position: positive = up
+        StructField(CHANGE, StringType(), False),          # linkgraph.rank.changes.CHANGES
+        StructField(LEVEL, StringType(), False),
+        StructField(MEASURE, StringType(), False),
+        StructField(FROM_RUN, StringType(), False),
+        StructField(TO_RUN, StringType(), False),
+    ]
+)

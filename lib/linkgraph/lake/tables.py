@@ -1,8 +1,9 @@
 """The lake's tables: one declaration each, and the write rules steps write through.
 
 A table is one :class:`Table`: its name, schema, keys (the columns that identify a row), merge
-rule (how a write changes it) and retention (how long its rows stay).  ``TABLES`` holds every
-declaration by name; the step registry's ``reads``/``writes`` name them.  Column names and the
+rule (how a write changes it), retention (how long its rows stay) and documentation (``doc``, a
+``linkgraph.lake.tabledocs.TableDoc``: docs/tables.md is rendered from the declarations).  ``TABLES``
+holds every declaration by name; the step registry's ``reads``/``writes`` name them.  Column names and the
 ``StructType`` schemas live in ``linkgraph.lake.schemas``; ``linkgraph.lake.delta.Lake`` does the Delta
 transactions.  Steps (``linkgraph.steps``) write only through a declaration's methods
 (:meth:`Table.overwrite`, :meth:`Table.append`, :meth:`Table.replace_run`) or this module's MERGE
@@ -31,7 +32,7 @@ from __future__ import annotations
 
 import enum
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -39,21 +40,31 @@ from pyspark.sql.types import StructType
 
 from linkgraph.lake import keyfilter
 from linkgraph.lake import schemas as S
+from linkgraph.lake import tabledocs_core as D
+from linkgraph.lake import tabledocs_graph as DG
 from linkgraph.lake.config import RetentionConfig
 from linkgraph.lake.delta import Lake, MergeMetrics
 from linkgraph.lake.paths import require_no_foreign_data
 from linkgraph.lake.rows import one_row
+from linkgraph.lake.tabledocs import TableDoc
 
 
 class Merge(enum.Enum):
-    """How a write changes a table."""
+    """How a write changes a table: its name in docs/tables.md (the overview's "write") and what it does."""
 
-    MERGE = "MERGE by the keys: new rows inserted, known ones updated by the table's rule"
-    INSERT_ONLY = "insert-only MERGE by the keys: a stored row is never changed"
-    REPLACE_SOURCE = "the rows of one source replaced in one commit"
-    REPLACE_RUN = "the rows of one run replaced in one commit"
-    OVERWRITE = "the whole table replaced in one commit"
-    APPEND = "rows appended (their keys are new)"
+    MERGE = ("MERGE", "an upsert by the key: new rows inserted, changed rows updated, unchanged rows not touched "
+                      "(a rerun commits no change)")
+    INSERT_ONLY = ("insert-only", "a MERGE that inserts rows whose key is not stored and leaves stored rows alone")
+    OVERWRITE = ("replace", "an overwrite of the whole table in one commit")
+    REPLACE_SOURCE = ("replace the source's rows", "an overwrite of the rows of one source (`replaceWhere`), the "
+                                                   "other sources' rows are kept")
+    REPLACE_RUN = ("replace run", "an overwrite of the rows of one run (`replaceWhere`); the same commit deletes the "
+                                  "runs beyond `retention.runs` (see below), the other runs' rows are kept")
+    APPEND = ("append", "rows added per run (run ids are unique)")
+
+    def __init__(self, label: str, meaning: str) -> None:
+        self.label = label
+        self.meaning = meaning
 
 
 class Retention(enum.Enum):
@@ -67,13 +78,15 @@ class Retention(enum.Enum):
 
 @dataclass(frozen=True)
 class Table:
-    """One table of the lake: everything a write to it needs."""
+    """One table of the lake: everything a write to it needs, and what docs/tables.md says about it
+    (``doc``: ``linkgraph.lake.tabledocs``; ``linkgraph pipeline --emit tables-doc`` renders it)."""
 
     name: str
     schema: StructType
     keys: tuple[str, ...]
     merge: Merge
     retention: Retention
+    doc: TableDoc = field(compare=False)
     cluster_by: tuple[str, ...] = ()   # liquid clustering (with deletion vectors), applied by OPTIMIZE
 
     def __str__(self) -> str:
@@ -145,66 +158,80 @@ def runs_beyond(stored: list[str], run_id: str, retention: RetentionConfig) -> l
 
 # --- the declarations ---------------------------------------------------------------------------------
 
-PAGES = Table(S.PAGES_TABLE, S.PAGES, (S.PAGE_ID,), Merge.MERGE, Retention.KEPT, cluster_by=(S.PAGE_ID,))
-LINKS = Table(S.LINKS_TABLE, S.LINKS, (S.SRC_ID, S.DST_ID), Merge.MERGE, Retention.KEPT, cluster_by=(S.SRC_ID,))
-REJECTS = Table(S.REJECTS_TABLE, S.REJECTS, (S.REJECT_ID,), Merge.INSERT_ONLY, Retention.KEPT)
-PAGE_SIGNALS = Table(S.PAGE_SIGNALS_TABLE, S.PAGE_SIGNALS, (S.URL,), Merge.MERGE, Retention.KEPT)
-SITEMAPS = Table(S.SITEMAPS_TABLE, S.SITEMAPS, (S.URL,), Merge.MERGE, Retention.KEPT)
+PAGES = Table(S.PAGES_TABLE, S.PAGES, (S.PAGE_ID,), Merge.MERGE, Retention.KEPT, D.PAGES, cluster_by=(S.PAGE_ID,))
+LINKS = Table(S.LINKS_TABLE, S.LINKS, (S.SRC_ID, S.DST_ID), Merge.MERGE, Retention.KEPT, D.LINKS,
+              cluster_by=(S.SRC_ID,))
+REJECTS = Table(S.REJECTS_TABLE, S.REJECTS, (S.REJECT_ID,), Merge.INSERT_ONLY, Retention.KEPT, D.REJECTS)
+PAGE_SIGNALS = Table(S.PAGE_SIGNALS_TABLE, S.PAGE_SIGNALS, (S.URL,), Merge.MERGE, Retention.KEPT, D.PAGE_SIGNALS)
+SITEMAPS = Table(S.SITEMAPS_TABLE, S.SITEMAPS, (S.URL,), Merge.MERGE, Retention.KEPT, D.SITEMAPS)
 EXTERNAL_AUTHORITY = Table(S.EXTERNAL_AUTHORITY_TABLE, S.EXTERNAL_AUTHORITY, (S.DOMAIN, S.SOURCE),
-                           Merge.REPLACE_SOURCE, Retention.KEPT)
-FEEDS = Table(S.FEEDS_TABLE, S.FEEDS, (S.FEED_URL,), Merge.MERGE, Retention.KEPT)
+                           Merge.REPLACE_SOURCE, Retention.KEPT, D.EXTERNAL_AUTHORITY)
+FEEDS = Table(S.FEEDS_TABLE, S.FEEDS, (S.FEED_URL,), Merge.MERGE, Retention.KEPT, D.FEEDS)
 
-PAGERANK = Table(S.PAGERANK_TABLE, S.PAGERANK, (S.PAGE_ID, S.VECTOR_ID), Merge.OVERWRITE, Retention.LATEST)
-RANK_RUNS = Table(S.RANK_RUNS_TABLE, S.RANK_RUNS, (S.RUN_ID,), Merge.APPEND, Retention.LOG)
-RANK_STATE = Table(S.RANK_STATE_TABLE, S.RANK_STATE, ("run_key", "block"), Merge.OVERWRITE, Retention.LATEST)
+PAGERANK = Table(S.PAGERANK_TABLE, S.PAGERANK, (S.PAGE_ID, S.VECTOR_ID), Merge.OVERWRITE, Retention.LATEST,
+                 D.PAGERANK)
+RANK_RUNS = Table(S.RANK_RUNS_TABLE, S.RANK_RUNS, (S.RUN_ID,), Merge.APPEND, Retention.LOG, D.RANK_RUNS)
+RANK_STATE = Table(S.RANK_STATE_TABLE, S.RANK_STATE, ("run_key", "block"), Merge.OVERWRITE, Retention.LATEST,
+                   D.RANK_STATE)
+RANK_CHANGES = Table(S.RANK_CHANGES_TABLE, S.RANK_CHANGES, (S.NODE,), Merge.OVERWRITE, Retention.LATEST,
+                     D.RANK_CHANGES)
 
 FORWARD_INDEX = Table(S.FORWARD_INDEX_TABLE, S.FORWARD_INDEX, (S.PAGE_ID, S.CHUNK), Merge.OVERWRITE,
-                      Retention.LATEST)
+                      Retention.LATEST, DG.FORWARD_INDEX)
 REVERSE_INDEX = Table(S.REVERSE_INDEX_TABLE, S.REVERSE_INDEX, (S.PAGE_ID, S.CHUNK), Merge.OVERWRITE,
-                      Retention.LATEST)
-ANCHOR_INDEX = Table(S.ANCHOR_INDEX_TABLE, S.ANCHOR_INDEX, (S.PAGE_ID,), Merge.OVERWRITE, Retention.LATEST)
-HOSTS = Table(S.HOSTS_TABLE, S.HOSTS, (S.REV_HOST,), Merge.OVERWRITE, Retention.LATEST)
-HOST_LINKS = Table(S.HOST_LINKS_TABLE, S.HOST_LINKS, (S.SRC_HOST, S.DST_HOST), Merge.OVERWRITE, Retention.LATEST)
-DOMAINS = Table(S.DOMAINS_TABLE, S.DOMAINS, (S.DOMAIN,), Merge.OVERWRITE, Retention.LATEST)
+                      Retention.LATEST, DG.REVERSE_INDEX)
+ANCHOR_INDEX = Table(S.ANCHOR_INDEX_TABLE, S.ANCHOR_INDEX, (S.PAGE_ID,), Merge.OVERWRITE, Retention.LATEST,
+                     DG.ANCHOR_INDEX)
+HOSTS = Table(S.HOSTS_TABLE, S.HOSTS, (S.REV_HOST,), Merge.OVERWRITE, Retention.LATEST, DG.HOSTS)
+HOST_LINKS = Table(S.HOST_LINKS_TABLE, S.HOST_LINKS, (S.SRC_HOST, S.DST_HOST), Merge.OVERWRITE, Retention.LATEST,
+                   DG.HOST_LINKS)
+DOMAINS = Table(S.DOMAINS_TABLE, S.DOMAINS, (S.DOMAIN,), Merge.OVERWRITE, Retention.LATEST, DG.DOMAINS)
 DOMAIN_LINKS = Table(S.DOMAIN_LINKS_TABLE, S.DOMAIN_LINKS, (S.SRC_DOMAIN, S.DST_DOMAIN), Merge.OVERWRITE,
-                     Retention.LATEST)
+                     Retention.LATEST, DG.DOMAIN_LINKS)
 DOMAIN_AUTHORITY = Table(S.DOMAIN_AUTHORITY_TABLE, S.DOMAIN_AUTHORITY_SCHEMA, (S.DOMAIN,), Merge.OVERWRITE,
-                         Retention.LATEST)
-LINK_FARMS = Table(S.LINK_FARMS_TABLE, S.LINK_FARMS, (S.DOMAIN,), Merge.OVERWRITE, Retention.LATEST)
+                         Retention.LATEST, DG.DOMAIN_AUTHORITY)
+LINK_FARMS = Table(S.LINK_FARMS_TABLE, S.LINK_FARMS, (S.DOMAIN,), Merge.OVERWRITE, Retention.LATEST, DG.LINK_FARMS)
 SYNDICATION_NETWORKS = Table(S.SYNDICATION_NETWORKS_TABLE, S.SYNDICATION_NETWORKS, (S.DOMAIN,),
-                             Merge.OVERWRITE, Retention.LATEST)
+                             Merge.OVERWRITE, Retention.LATEST, DG.SYNDICATION_NETWORKS)
 # what ``analyze`` builds, in the order it writes them
 ANALYSIS = (FORWARD_INDEX, REVERSE_INDEX, ANCHOR_INDEX, HOSTS, HOST_LINKS, DOMAINS, DOMAIN_LINKS, DOMAIN_AUTHORITY,
             LINK_FARMS, SYNDICATION_NETWORKS)
 
-PAGE_FLAGS = Table(S.PAGE_FLAGS_TABLE, S.PAGE_FLAGS, (S.RUN_ID, S.PAGE_ID), Merge.REPLACE_RUN, Retention.RUNS)
-SEED_SCORES = Table(S.SEED_SCORES_TABLE, S.SEED_SCORES, (S.RUN_ID, S.PAGE_ID), Merge.REPLACE_RUN, Retention.RUNS)
-FRONTIER = Table(S.FRONTIER_TABLE, S.FRONTIER, ("position",), Merge.OVERWRITE, Retention.LATEST)
+PAGE_FLAGS = Table(S.PAGE_FLAGS_TABLE, S.PAGE_FLAGS, (S.RUN_ID, S.PAGE_ID), Merge.REPLACE_RUN, Retention.RUNS,
+                   DG.PAGE_FLAGS)
+SEED_SCORES = Table(S.SEED_SCORES_TABLE, S.SEED_SCORES, (S.RUN_ID, S.PAGE_ID), Merge.REPLACE_RUN, Retention.RUNS,
+                    D.SEED_SCORES)
+FRONTIER = Table(S.FRONTIER_TABLE, S.FRONTIER, ("position",), Merge.OVERWRITE, Retention.LATEST, D.FRONTIER)
 
-REWARD_SCORES = Table(S.REWARD_SCORES_TABLE, S.REWARD_SCORES, (S.PAGE_ID,), Merge.OVERWRITE, Retention.LATEST)
-REWARD_RUNS = Table(S.REWARD_RUNS_TABLE, S.REWARD_RUNS, (S.RUN_ID, S.ROUND), Merge.APPEND, Retention.LOG)
-PRUNED_PAGES = Table(S.PRUNED_PAGES_TABLE, S.PRUNED_PAGES, (S.RUN_ID, S.PAGE_ID), Merge.INSERT_ONLY, Retention.LOG)
-STEP_RUNS = Table(S.STEP_RUNS_TABLE, S.STEP_RUNS, (S.RUN_ID, S.STEP), Merge.INSERT_ONLY, Retention.LOG)
+REWARD_SCORES = Table(S.REWARD_SCORES_TABLE, S.REWARD_SCORES, (S.PAGE_ID,), Merge.OVERWRITE, Retention.LATEST,
+                      D.REWARD_SCORES)
+REWARD_RUNS = Table(S.REWARD_RUNS_TABLE, S.REWARD_RUNS, (S.RUN_ID, S.ROUND), Merge.APPEND, Retention.LOG,
+                    D.REWARD_RUNS)
+PRUNED_PAGES = Table(S.PRUNED_PAGES_TABLE, S.PRUNED_PAGES, (S.RUN_ID, S.PAGE_ID), Merge.INSERT_ONLY, Retention.LOG,
+                     D.PRUNED_PAGES)
+STEP_RUNS = Table(S.STEP_RUNS_TABLE, S.STEP_RUNS, (S.RUN_ID, S.STEP), Merge.INSERT_ONLY, Retention.LOG, D.STEP_RUNS)
 
 CENTRALITY = {level: Table(S.CENTRALITY_TABLES[level], S.CENTRALITY_SCHEMAS[level],
-                           (S.CENTRALITY_SCHEMAS[level].fields[0].name,), Merge.OVERWRITE, Retention.LATEST)
+                           (S.CENTRALITY_SCHEMAS[level].fields[0].name,), Merge.OVERWRITE, Retention.LATEST,
+                           DG.CENTRALITY[level])
               for level in S.CENTRALITY_LEVELS}
 HOST_CENTRALITY, DOMAIN_CENTRALITY, PAGE_CENTRALITY = (CENTRALITY[level] for level in ("host", "domain", "page"))
-CENTRALITY_RUNS = Table(S.CENTRALITY_RUNS_TABLE, S.CENTRALITY_RUNS, (S.RUN_ID,), Merge.APPEND, Retention.LOG)
+CENTRALITY_RUNS = Table(S.CENTRALITY_RUNS_TABLE, S.CENTRALITY_RUNS, (S.RUN_ID,), Merge.APPEND, Retention.LOG,
+                        DG.CENTRALITY_RUNS)
 
 LINKS_COMPRESSED_FORWARD = Table(S.LINKS_COMPRESSED_FORWARD_TABLE, S.COMPRESSED_LINKS, (S.BLOCK_ID,),
-                                 Merge.OVERWRITE, Retention.LATEST)
+                                 Merge.OVERWRITE, Retention.LATEST, DG.LINKS_COMPRESSED_FORWARD)
 LINKS_COMPRESSED_REVERSE = Table(S.LINKS_COMPRESSED_REVERSE_TABLE, S.COMPRESSED_LINKS, (S.BLOCK_ID,),
-                                 Merge.OVERWRITE, Retention.LATEST)
+                                 Merge.OVERWRITE, Retention.LATEST, DG.LINKS_COMPRESSED_REVERSE)
 LINKS_COMPRESSED_OFFSETS = Table(S.LINKS_COMPRESSED_OFFSETS_TABLE, S.COMPRESSED_OFFSETS, (S.DIRECTION, S.BLOCK_ID),
-                                 Merge.OVERWRITE, Retention.LATEST)
+                                 Merge.OVERWRITE, Retention.LATEST, DG.LINKS_COMPRESSED_OFFSETS)
 LINKS_COMPRESSED_ORDER = Table(S.LINKS_COMPRESSED_ORDER_TABLE, S.COMPRESSED_ORDER, (S.KIND, S.FIRST_ID),
-                               Merge.OVERWRITE, Retention.LATEST)
+                               Merge.OVERWRITE, Retention.LATEST, DG.LINKS_COMPRESSED_ORDER)
 COMPRESSED = (LINKS_COMPRESSED_FORWARD, LINKS_COMPRESSED_REVERSE, LINKS_COMPRESSED_OFFSETS, LINKS_COMPRESSED_ORDER)
 
 TABLES: dict[str, Table] = {table.name: table for table in (
     PAGES, LINKS, REJECTS, PAGE_SIGNALS, SITEMAPS, EXTERNAL_AUTHORITY, FEEDS, PAGERANK, RANK_RUNS, RANK_STATE,
-    *ANALYSIS, PAGE_FLAGS, SEED_SCORES, FRONTIER, REWARD_SCORES, REWARD_RUNS, PRUNED_PAGES, STEP_RUNS,
+    RANK_CHANGES, *ANALYSIS, PAGE_FLAGS, SEED_SCORES, FRONTIER, REWARD_SCORES, REWARD_RUNS, PRUNED_PAGES, STEP_RUNS,
     *CENTRALITY.values(), CENTRALITY_RUNS, *COMPRESSED)}
 
 

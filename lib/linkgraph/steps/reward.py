@@ -516,7 +516,8 @@ def _for_run(plan: RunPlan, config: Config) -> Params | None:
 STEP = Step(
     name="reward", help="reward-distribution ranking for focused crawls (scores, feeds, pruning)", params=Params,
     run=run, reads=(T.PAGES, T.LINKS, T.PAGE_SIGNALS, T.REWARD_SCORES, T.FEEDS),
-    writes=(T.REWARD_SCORES, T.REWARD_RUNS, T.FEEDS, T.PRUNED_PAGES, T.PAGE_SIGNALS, T.STEP_RUNS, T.PAGES, T.LINKS),
+    writes=(T.REWARD_SCORES, T.REWARD_RUNS, T.FEEDS, T.PRUNED_PAGES, T.PAGE_SIGNALS, T.REJECTS, T.STEP_RUNS,
+            T.PAGES, T.LINKS),
     after=("ingest",), for_run=_for_run, prepare=_checked,
     tasks=(Task("reward", ("--rounds", "{param:reward_rounds}", "--signals", "{param:signals_root}/{ds}",
                           "--if-present", "--run-id", "{ds}-reward")),),
