@@ -6,7 +6,8 @@
 # MAGIC domains by authority, read from the lake's `pagerank`, `rank_runs`, `domain_authority` and
 # MAGIC `domains` tables (`linkgraph pagerank` and `linkgraph analyze` write them), and, once
 # MAGIC `linkgraph centrality --level host` has run, PageRank against harmonic centrality and the
-# MAGIC spam mass of the top hosts (`host_centrality`, `page_flags`).
+# MAGIC spam mass of the top hosts (`host_centrality`, `page_flags`), and once `linkgraph diff` has
+# MAGIC compared two runs, what changed between them (`rank_changes`).
 # MAGIC Elsewhere than Databricks: `python notebooks/02_explore_ranks.py --lake lake`.
 
 # COMMAND ----------
@@ -111,3 +112,22 @@ fig = plots.centrality_spam_figure(hosts)
 if not hosts.empty:
     print(save_figure(fig, figures, "centrality_spam"))
 display(fig)
+
+# COMMAND ----------
+
+# MAGIC %md ## What changed since the run before
+# MAGIC Once `linkgraph diff` has compared two runs (`rank_changes`): the best-placed nodes' positions
+# MAGIC in the earlier run against the later one (on the diagonal: unchanged), coloured by their kind of
+# MAGIC change, and the nodes of each kind.  The PNG is saved once the lake has `rank_changes`.
+
+# COMMAND ----------
+
+rank_changes = lake.read_or_empty(S.RANK_CHANGES_TABLE, S.RANK_CHANGES)
+changes_top = explore.rank_changes_top(rank_changes, n=10 * top).toPandas()
+change_counts = explore.rank_change_counts(rank_changes).toPandas()
+display(change_counts)
+fig = plots.rank_changes_figure(changes_top, change_counts)
+if not changes_top.empty:
+    print(save_figure(fig, figures, "rank_changes"))
+display(fig)
+

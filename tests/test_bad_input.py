@@ -201,7 +201,15 @@ def marker_text(df):
     return F.concat_ws("\u0001", *[F.coalesce(p, F.lit("")) for p in parts])
 
 
-@pytest.mark.parametrize("fmt", sorted(FORMATS))
+# every format in the e2e tier; JSON lines, Parquet and the crawl formats in the quick one too
+SLOW_FORMATS = {"arcs", "csv", "dat", "gml"}
+
+
+def _formats(formats) -> list:
+    return [pytest.param(fmt, marks=pytest.mark.slow) if fmt in SLOW_FORMATS else fmt for fmt in formats]
+
+
+@pytest.mark.parametrize("fmt", _formats(sorted(FORMATS)))
 def test_every_record_is_written_or_rejected_with_its_reason(spark, tmp_path, fmt):
     spec = FORMATS[fmt]
     path = spec.write(tmp_path / f"input{spec.suffix}", spec.cases)
@@ -248,7 +256,7 @@ def test_parquet_wrong_types_nulls_and_extra_columns(spark, tmp_path):
     assert link.anchor_text is None and link.last_seen_at.year == 2026
 
 
-@pytest.mark.parametrize("fmt", ["jsonl", "csv", "arcs", "parquet"])
+@pytest.mark.parametrize("fmt", _formats(["jsonl", "csv", "arcs", "parquet"]))
 def test_empty_input_reads_nothing_and_fails_nothing(spark, tmp_path, fmt):
     if fmt == "parquet":
         path = tmp_path / "empty.parquet"
@@ -355,6 +363,7 @@ records = st.one_of(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=3, deadline=None, phases=[Phase.explicit, Phase.generate],
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(batch=st.lists(records, min_size=1, max_size=40))
@@ -606,6 +615,7 @@ def test_a_legal_50_mb_sitemap_is_parsed_in_bounded_memory(tmp_path):
     assert result == [50_000, 50_000]
 
 
+@pytest.mark.slow
 def test_dat_header_and_malformed_lines_are_accounted_for(spark, tmp_path):
     path = tmp_path / "graph.dat"
     path.write_text("3 4 1\n"                                  # the header: not a record
@@ -622,6 +632,7 @@ def test_dat_header_and_malformed_lines_are_accounted_for(spark, tmp_path):
     assert details == ["0 1 7", "lonely"]
 
 
+@pytest.mark.slow
 def test_gml_bomb_ingest_is_one_reject_not_a_driver_memory_error(spark, tmp_path):
     path = tmp_path / "bomb.gml.gz"
     path.write_bytes(gzip_bomb(1 << 30, prefix=b'graph [ node [ id 0 label "a.com" ] '))

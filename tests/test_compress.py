@@ -262,6 +262,7 @@ def test_missing_tables_are_a_clear_error(tmp_path):
         ConnectivityIndex.load(tmp_path)
 
 
+@pytest.mark.slow
 def test_compress_cli_builds_idempotent_tables_and_rejects_unencodable_ids(spark, tmp_path, capsys):
     from linkgraph.cli import main
     from linkgraph.lake import schemas as S

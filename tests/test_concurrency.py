@@ -197,6 +197,7 @@ def test_creating_a_table_another_job_is_creating_waits_for_its_first_commit(spa
         lake.ensure("sitemaps", S.REJECTS)
 
 
+@pytest.mark.slow
 def test_page_id_guard_removes_its_pages_even_when_its_delete_conflicts(spark, batch_files, tmp_path, monkeypatch):
     """Two ingests numbered new pages from the same maximum and both committed: the later one's
     guard deletes its own new pages; a conflict on that delete is retried, so no id stays shared."""

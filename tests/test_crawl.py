@@ -332,6 +332,7 @@ def _config(lake_dir: Path, **crawl):
     return config_from_dict({"lake": {"path": str(lake_dir)}, "crawl": crawl})
 
 
+@pytest.mark.slow
 def test_ingest_cc_excerpt_counts_add_up(spark, tmp_path):
     from pyspark.sql import functions as F
 
@@ -440,6 +441,7 @@ def test_ingest_directory_positions_rels_rejects_and_rerun(spark, tmp_path, warc
     assert {t: changing_commits(t) for t in tables} == before
 
 
+@pytest.mark.slow
 def test_cli_ingest_wat_prints_counts_that_add_up(spark, tmp_path, capsys):
     from linkgraph.cli import main
 

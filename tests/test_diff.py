@@ -21,6 +21,7 @@ from linkgraph.lake.config import Config, LakeConfig
 from linkgraph.lake.context import StepContext
 from linkgraph.rank.changes import CHANGES
 from linkgraph.steps import diff
+from test_notebooks import run_notebook
 
 # (url, score) of two page-level runs; page ids are the position in this list + 1
 BEFORE = {"https://a.example/": 0.30, "https://b.example/": 0.25, "https://c.example/": 0.20,
@@ -138,3 +139,17 @@ def test_a_run_the_table_no_longer_holds_is_refused_with_the_runs_it_holds(spark
     with pytest.raises(UsageError, match="runs it still holds, newest first: 20261202T000000-00000002, "
                                          "20261201T000000-00000001"):
         _diff(spark, two_runs, from_run="20261101T000000-deadbeef")
+
+
+def test_the_explore_notebook_plots_the_last_comparison(spark, two_runs, tmp_path, monkeypatch):
+    """notebooks/02_explore_ranks.py draws positions before against after and the counts per kind
+    of change from ``rank_changes``, as the last comparison wrote it."""
+    report = _diff(spark, two_runs, top=2)
+    figures = tmp_path / "figures"
+    ns = run_notebook("02_explore_ranks.py", monkeypatch, lake=two_runs.lake.path, figures=figures, top=5)
+    counts = ns["change_counts"]
+    assert dict(zip(counts["change"], counts["nodes"], strict=True)) == {
+        change: n for change, n in report.counts.by_change.items() if n}
+    assert len(ns["changes_top"]) == 7 and ns["changes_top"]["node"].iloc[0] == "https://a.example/"
+    data = (figures / "rank_changes.png").read_bytes()
+    assert data.startswith(b"\x89PNG") and len(data) > 5_000

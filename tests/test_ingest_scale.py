@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+import pytest
 from pyspark.sql import Row
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
@@ -23,6 +24,10 @@ from linkgraph.lake.session import checkpoint_dir_of_lake
 
 DAY1, DAY2 = datetime(2026, 1, 1), datetime(2026, 1, 2)
 
+# The batch-scale behaviour of ingest's MERGEs, key filters and slices runs minutes of small ingests:
+# those tests are in the e2e tier; the pure helpers stay in the quick one.
+batch_scale = pytest.mark.slow
+
 
 def test_close_smallest_gaps_keeps_the_largest():
     ranges = [(1, 3), (10, 11), (50, 50), (1000, 1000)]
@@ -34,6 +39,7 @@ def test_close_smallest_gaps_keeps_the_largest():
     assert ranges_condition("t.x", [(1, 2), (5, 5)]) == "(t.x BETWEEN 1 AND 2 OR t.x BETWEEN 5 AND 5)"
 
 
+@batch_scale
 def test_key_ranges_cover_every_value(spark):
     df = spark.createDataFrame([(v,) for v in (1, 2, 3, 10, 11, 50, 1000)] + [(None,)], "id LONG")
     assert key_ranges(df, "id", max_ranges=3) == [(1, 11), (50, 50), (1000, 1000)]
@@ -50,6 +56,7 @@ def _last_merge_metrics(lake):
     return lake.delta_table(S.LINKS_TABLE).history(1).first()["operationMetrics"]
 
 
+@batch_scale
 def test_links_merge_reads_and_touches_only_the_batch_files(spark, tmp_path):
     """Four files of ten sources each; a batch updating one link of sources 10-19 and adding links
     of a page new in the batch: the MERGE conditions select one stored file and none, no file is
@@ -106,6 +113,7 @@ def _read_schemas_since(spark, last_before: int) -> list[str]:
     return [line.split("ReadSchema: ", 1)[1] for plan in plans for line in plan.splitlines() if "ReadSchema: " in line]
 
 
+@batch_scale
 def test_a_recrawl_reads_no_text_of_the_stored_links_and_a_late_sighting_only_widens(spark, tmp_path):
     """Newer sightings replace a pair's text and new pairs are inserted by MERGEs that read the
     stored links' keys and sighting times, never their anchor or context; a sighting older than
@@ -139,6 +147,7 @@ def _page(page_id, url, first, last):
                first_seen_at=first, last_seen_at=last)
 
 
+@batch_scale
 def test_the_pages_merge_reads_the_url_and_sightings_not_the_url_derived_columns(spark, tmp_path):
     """A batch's known page is widened and a new one inserted by a MERGE on ``url`` that reads the
     stored pages' url, id and sighting times, never their host, domain or key (set from the
@@ -158,6 +167,7 @@ def test_the_pages_merge_reads_the_url_and_sightings_not_the_url_derived_columns
     assertDataFrameEqual(lake.read(S.PAGES_TABLE), spark.createDataFrame(expected, S.PAGES))
 
 
+@batch_scale
 def test_numbered_pages_insert_the_new_urls_and_widen_the_known_by_id(spark, tmp_path, monkeypatch):
     """A batch's pages with their looked-up ids: the new one (id from ``new_from`` on) inserted by
     URL, the known one widened by id through a MERGE that reads its id and sighting times, never
@@ -182,6 +192,7 @@ def test_numbered_pages_insert_the_new_urls_and_widen_the_known_by_id(spark, tmp
     assert T.upsert_numbered_pages(lake, batch, new_from=9) == (0, 0)
 
 
+@batch_scale
 def test_prune_delete_reads_only_the_files_of_its_keys(spark, tmp_path):
     lake = Lake(spark, LakeConfig(path=str(tmp_path / "lake")))
     T.ensure_core_tables(lake)
@@ -200,6 +211,7 @@ def test_checkpoints_default_to_the_lake():
     assert checkpoint_dir_of_lake("file:/data/lake") == "file:/data/lake/_checkpoints"
 
 
+@batch_scale
 def test_url_key_and_host_in_spark_equal_python(spark):
     """Ingest keys new pages, and takes the hosts of ranked records from their URLs, with Spark's
     built-in functions; they give ``urls.url_key`` and ``canonicalize``'s host, for names, IP
@@ -234,6 +246,7 @@ def test_url_key_and_host_in_spark_equal_python(spark):
     assert got == {u: (urls.url_key(u), urls.canonicalize(u).host) for u in canonical}
 
 
+@batch_scale
 def test_canonical_url_udf_gives_canonicalize_per_record(spark):
     """The Arrow UDF ingest canonicalises each record's endpoints with (no join, no distinct):
     what ``canonicalize`` gives, through Spark, nulls and rejects included."""
@@ -248,6 +261,7 @@ def test_canonical_url_udf_gives_canonicalize_per_record(spark):
     assert sorted(got, key=repr) == sorted((tuple(urls.canonicalize(u)) for u in cases), key=repr)
 
 
+@batch_scale
 def test_host_order_keeps_hosts_contiguous_whatever_the_ids(spark):
     """Ids given batch by batch interleave hosts; the order by url_key does not ('.' sorts
     before '/': a host's subdomains come right before its own pages)."""
@@ -260,6 +274,7 @@ def test_host_order_keeps_hosts_contiguous_whatever_the_ids(spark):
     assertDataFrameEqual(host_order(pages), expected)
 
 
+@batch_scale
 def test_numbering_by_an_expression_sorts_a_column_computed_once_per_row(spark):
     """New pages are numbered in url_key order; the key is an expression of the URL, which the
     sort must not evaluate in its comparisons (twice per comparison, regular expressions)."""
@@ -284,6 +299,7 @@ def _cached_bytes(spark, column: str) -> int:
                if f" AS {column}#" in info.name())
 
 
+@batch_scale
 def test_uncompressed_cache_stores_without_compression_and_restores_the_setting(spark):
     from pyspark.sql import functions as F
 
@@ -319,6 +335,7 @@ def test_uncompressed_cache_stores_without_compression_and_restores_the_setting(
     assert spark.conf.get(COLUMNAR_CACHE_COMPRESSED, None) == setting
 
 
+@batch_scale
 def test_links_take_the_same_ids_by_broadcast_and_by_shuffle(spark):
     from datetime import datetime as dt
 
@@ -339,6 +356,7 @@ def test_links_take_the_same_ids_by_broadcast_and_by_shuffle(spark):
             assertDataFrameEqual(I.links_with_ids(links, ids, broadcast_ids, by_hash=by_hash), expected)
 
 
+@batch_scale
 def test_links_take_their_ids_by_url_when_two_urls_of_the_batch_share_a_hash(spark):
     """With a hash under which two of the batch's URLs collide (their length), matching by hash
     gives a link both pages' ids; the ingest sees more rows than links and matches by URL."""
@@ -367,6 +385,7 @@ def test_links_take_their_ids_by_url_when_two_urls_of_the_batch_share_a_hash(spa
         resolved.unpersist()
 
 
+@batch_scale
 def test_sightings_of_a_pair_are_ranked_latest_then_smallest_anchor_with_widened_times(spark):
     """One pair seen three times (two forms of its source URL), another once, one invalid record:
     the representative is the latest sighting, the smaller anchor breaking the tie; every sighting
@@ -408,6 +427,7 @@ def test_sightings_of_a_pair_are_ranked_latest_then_smallest_anchor_with_widened
     routed.release()
 
 
+@batch_scale
 def test_a_batch_of_single_pairs_ranks_without_shuffling_its_records(spark):
     """2,000 records of distinct pairs (an anchor of 320 hex digits each) and three records of one
     pair: ranked as the window ranks them, and what is shuffled is a few bytes per record (the
@@ -446,6 +466,7 @@ def test_filter_bits_follow_the_keys_up_to_the_cap():
     assert filter_bits(10**9, max_bytes=1 << 20) == 8 << 20
 
 
+@batch_scale
 def test_a_bloom_filter_admits_every_key_of_the_batch_and_few_others(spark):
     batch = spark.range(0, 100_000, 100).select(F.col("id").alias("src_id"), (F.col("id") % 7).alias("dst_id"))
     table = spark.range(100_000).select(F.col("id").alias("src_id"), (F.col("id") % 7).alias("dst_id"))
@@ -504,6 +525,7 @@ def _shuffle_bytes_since(spark, last_before: int) -> int:
     return total
 
 
+@batch_scale
 def test_a_merge_with_a_bloom_filter_shuffles_the_matches_not_the_table(spark, tmp_path, monkeypatch):
     """The same upsert of 20 links (10 stored) into 20,000 with and without ``filter_keys``: the
     same table after it, but with the filter the MERGE's joins shuffle tens of stored rows (the
@@ -549,6 +571,7 @@ def test_a_merge_with_a_bloom_filter_shuffles_the_matches_not_the_table(spark, t
     assert broadcast_records < filtered_records, shuffled
 
 
+@batch_scale
 def test_a_batch_larger_than_a_slice_is_upserted_slice_by_slice(spark, tmp_path, monkeypatch):
     """With two pairs a MERGE, five known-end pairs (three newer sightings, two new pairs) are
     upserted in src_id slices, one MERGE commit each, to the table one MERGE would give; the same
@@ -570,6 +593,7 @@ def test_a_batch_larger_than_a_slice_is_upserted_slice_by_slice(spark, tmp_path,
     assert T.upsert_links(lake, batch) == (0, 0)
 
 
+@batch_scale
 def test_aggregates_over_an_in_memory_cache_read_it_in_few_tasks(spark):
     """A key filter or key ranges built over a batch cached in memory read it in one task per
     million rows (each task's partial filter is shuffled at the filter's full size); a frame that

@@ -119,6 +119,7 @@ small_graphs = st.integers(min_value=2, max_value=12).flatmap(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=3, deadline=None, phases=[Phase.explicit, Phase.generate],
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(graph=small_graphs, seed=st.integers(0, 1000))

@@ -196,6 +196,7 @@ def test_rounds_of_one_block_in_one_task_equal_a_job_per_round_bit_for_bit(spark
         assert {name: getattr(stat, name) for name in sums} == sums
 
 
+@pytest.mark.slow
 def test_rounds_give_the_same_bits_whatever_order_the_shares_arrive_in(spark):
     """A re-run, or a retry after a lost executor, gets the shares from the shuffle in another
     order: the scores and every round's sums are still the same bits (scores of very different

@@ -260,7 +260,7 @@ def test_hop_search_stops_after_max_depth_rounds_broadcast_or_shuffled(spark):
         assert (short.rounds, short.depths.count()) == (3, 4)   # two rounds that reach pages, one that finds none
 
 
-@pytest.mark.parametrize("node_type", ["long", "string"])
+@pytest.mark.parametrize("node_type", ["long", pytest.param("string", marks=pytest.mark.slow)])
 def test_hop_search_in_one_task_equals_the_distributed_search(spark, node_type):
     """A graph of at most ``one_task_below`` edges is searched in one task: the same depths,
     rounds and per-round progress as the search of a job per round, on random graphs with

@@ -4,6 +4,7 @@ and the frontier."""
 
 from __future__ import annotations
 
+import pytest
 from pyspark.sql import Row
 from pyspark.testing import assertDataFrameEqual
 
@@ -31,6 +32,7 @@ def test_link_farm_needs_more_than_the_share_to_one_target_and_enough_links(spar
     assertDataFrameEqual(farms, expected)
 
 
+@pytest.mark.slow
 def test_components_in_one_task_equal_label_propagation(spark):
     """A graph of at most ``one_task_below`` edges gets its components in one task: the same
     (node, component) rows as min-label propagation, on random graphs of names and of ids with

@@ -14,6 +14,8 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 ROLE_COLOURS = {"link farm": "#d62728", "farm target": "#ff7f0e", "syndication": "#1f77b4"}
+CHANGE_COLOURS = {"new": "#2ca02c", "vanished": "#7f7f7f", "entered": "#1f77b4", "left": "#d62728",
+                  "moved": "#ff7f0e", "unchanged": "#000000"}
 
 
 def _figure(width: float = 8.0, height: float = 4.5, ncols: int = 1) -> tuple[Figure, list]:
@@ -172,3 +174,40 @@ def centrality_spam_figure(hosts: pd.DataFrame, title: str = "Top hosts: PageRan
     mass_ax.axvline(0.0, color="grey", linewidth=0.8)
     mass_ax.set_xlabel("relative spam mass (PR − trust PR) / PR")
     return fig
+
+
+def rank_changes_figure(top: pd.DataFrame, counts: pd.DataFrame, title: str = "What changed between two runs"
+                        ) -> Figure:
+    """From ``explore.rank_changes_top`` and ``explore.rank_change_counts``: left, each node's
+    position in the earlier run against the later one (log-log, the diagonal = unchanged; a node
+    only one run holds is drawn on that run's axis edge), coloured by its kind of change; right,
+    the nodes of each kind of change."""
+    fig, (scatter_ax, count_ax) = _figure(13, 6, ncols=2)
+    fig.suptitle(title)
+    if top.empty:
+        _say_empty(scatter_ax, "no comparison (run linkgraph diff after two rank runs)")
+        _say_empty(count_ax, "no comparison")
+        return fig
+    before = top["from_position"].astype("float64")
+    after = top["to_position"].astype("float64")
+    edge = float(np.nanmax(np.concatenate([before.to_numpy(), after.to_numpy()]))) * 1.5
+    for change, colour in CHANGE_COLOURS.items():
+        rows = top["change"] == change
+        if rows.any():
+            scatter_ax.scatter(before[rows].fillna(edge), after[rows].fillna(edge), s=18, color=colour, label=change,
+                               alpha=0.8)
+    scatter_ax.plot([1, edge], [1, edge], color="grey", linewidth=0.8)
+    scatter_ax.set_xscale("log")
+    scatter_ax.set_yscale("log")
+    scatter_ax.invert_xaxis()
+    scatter_ax.invert_yaxis()
+    scatter_ax.set_xlabel("position in the earlier run (1 = top)")
+    scatter_ax.set_ylabel("position in the later run (1 = top)")
+    scatter_ax.legend(fontsize=8)
+    scatter_ax.grid(True, which="both", alpha=0.3)
+    positions = np.arange(len(counts))[::-1]
+    count_ax.barh(positions, counts["nodes"], color=[CHANGE_COLOURS.get(c, "#1f77b4") for c in counts["change"]])
+    count_ax.set_yticks(positions, [str(c) for c in counts["change"]])
+    count_ax.set_xlabel("nodes")
+    return fig
+

@@ -143,3 +143,17 @@ def top_hosts(host_centrality: DataFrame, page_flags: DataFrame, pages: DataFram
         .orderBy(F.col(S.PAGERANK_RANK), F.col(S.REV_HOST))
         .select(S.REV_HOST, S.PAGERANK_VALUE, S.HARMONIC, S.RANK, S.SPAM_MASS)
     )
+
+
+def rank_changes_top(rank_changes: DataFrame, n: int = 200) -> DataFrame:
+    """The ``n`` nodes of ``rank_changes`` (``linkgraph diff``) best placed in either run (smallest
+    of their two positions), with ``node``, both positions and ``change``: what a scatter of
+    positions before against after shows."""
+    best = F.least(F.col(S.FROM_POSITION), F.col(S.TO_POSITION))
+    return (rank_changes.orderBy(best, S.NODE).limit(n)
+            .select(S.NODE, S.FROM_POSITION, S.TO_POSITION, S.CHANGE))
+
+
+def rank_change_counts(rank_changes: DataFrame) -> DataFrame:
+    """``change``, ``nodes``: how many nodes of the compared runs each kind of change holds."""
+    return rank_changes.groupBy(S.CHANGE).agg(F.count(F.lit(1)).alias("nodes")).orderBy(S.CHANGE)
