@@ -159,8 +159,8 @@ def layer_of(module: str) -> int:
 
 def test_every_module_sits_in_a_folder_of_its_layer():
     flat = sorted(m for m in MODULES if m.count(".") == 1 and not _is_package(m))
-    assert flat == ["linkgraph.cli", "linkgraph.deploy", "linkgraph.errors", "linkgraph.urls",
-                    "linkgraph.wheel_task"], flat
+    assert flat == ["linkgraph.cli", "linkgraph.deploy", "linkgraph.errors", "linkgraph.urlpolicy",
+                    "linkgraph.urls", "linkgraph.wheel_task"], flat
     for module in MODULES:
         layer_of(module)
 

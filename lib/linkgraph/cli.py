@@ -26,6 +26,7 @@ from linkgraph.errors import EXIT_NO_INPUT, LinkgraphError, UsageError
 from linkgraph.lake import names as N
 from linkgraph.lake import paths
 from linkgraph.lake.config import TINY_DATA_SPARK_CONF, Config, load_config
+from linkgraph.lake.lakepolicy import url_policy
 from linkgraph.lake.names import (
     INPUT_FORMATS as FORMATS,  # = linkgraph.inputs.readers.FORMATS, without importing pyspark
 )
@@ -228,12 +229,14 @@ def _run_chained(step: Step[Any], ctx: StepContext) -> None:
 
 def _links_compressed_without_spark(args: argparse.Namespace, config: Config) -> list[Any] | None:
     """``links --compressed`` read without Spark (``linkgraph.compress.pages``: no pyspark import,
-    one block per direction); None for a catalog lake, which Spark reads."""
-    if config.lake.schema is not None:
+    one block per direction); None for a catalog lake, or a ``urls.psl_file`` that is not local,
+    which Spark reads."""
+    psl_file = config.urls.psl_file
+    if config.lake.schema is not None or (psl_file is not None and paths.local_path(psl_file) is None):
         return None
     from linkgraph.compress.pages import links_compressed
 
-    return links_compressed(config.lake.path, args.direction, args.url, args.limit + 1)
+    return links_compressed(config.lake.path, args.direction, args.url, args.limit + 1, url_policy(config))
 
 
 def cmd_links(args: argparse.Namespace, config: Config) -> int:

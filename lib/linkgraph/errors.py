@@ -55,6 +55,11 @@ class PathNotFound(UsageError):
     """An input path that does not exist (or whose file system is not available); names the path."""
 
 
+class UrlPolicyMismatch(UsageError):
+    """The config's ``urls`` keys are not those the lake was ingested under (recorded with its
+    ``pages`` table); names the keys that differ."""
+
+
 class ScoresError(UsageError):
     """The scores step cannot run as configured (e.g. a frontier priority the latest rank run
     cannot give); the message names the key."""

@@ -12,7 +12,9 @@ Invariants of a canonical URL ``u`` (``canonicalize(x).url`` when not ``None``):
 * ``canonicalize(u).url == u`` (idempotence).
 
 Public Suffix List look-ups use tldextract's bundled snapshot (private domains included) and never
-touch the network; the extractor is built lazily, once per process.
+touch the network.  Every canonicalising function takes a ``UrlPolicy`` (``linkgraph.urlpolicy``;
+default ``DEFAULT_POLICY``, the rules here); extractors and host caches are built lazily, once per
+process and policy.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import functools
 import ipaddress
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, NamedTuple
 from urllib.parse import quote, unquote
 
@@ -29,18 +32,34 @@ import pyarrow.compute as pc
 import tldextract
 
 from linkgraph.errors import ConfigError
+from linkgraph.urlpolicy import (
+    BUNDLED,
+    DEFAULT_POLICY,
+    FAST_CANONICAL_URL,
+    SuffixList,
+    UrlPolicy,
+    build_extractor,
+    fold_www,
+    public_suffix,
+    remove_dot_segments,
+    rewrite_path,
+    rewrite_query,
+)
 
 if TYPE_CHECKING:
     import pyarrow
 
 __all__ = [
     "CanonicalUrl",
+    "DEFAULT_POLICY",
+    "UrlPolicy",
     "canonicalize",
     "canonicalize_arrow",
     "fast_path_mask",
     "FAST_CANONICAL_URL",
     "IPV4_SHAPE",
     "classify_link",
+    "registrable_domain",
     "reverse_host",
     "url_key",
     "NULL_FIELD",
@@ -90,17 +109,11 @@ _NULL = CanonicalUrl(None, None, None, NULL_FIELD, "URL is null or blank")
 # --- Public Suffix List ------------------------------------------------------------------------
 
 
-@functools.cache
-def _psl():
-    """The process-wide offline tldextract extractor (bundled PSL snapshot, private domains on)."""
-    extractor = tldextract.TLDExtract(
-        suffix_list_urls=(),
-        cache_dir=None,
-        fallback_to_snapshot=True,
-        include_psl_private_domains=True,
-    )
-    extractor("example.com")  # load the snapshot now, not inside the first timed call
-    return extractor
+@functools.lru_cache(maxsize=8)
+def _psl(private: bool = True, suffixes: SuffixList = BUNDLED) -> tldextract.TLDExtract:
+    """The offline tldextract extractor of a list, with or without its private section, built once
+    per process (default: the bundled PSL snapshot, private domains on)."""
+    return build_extractor(private, suffixes)
 
 
 # --- host --------------------------------------------------------------------------------------
@@ -156,12 +169,33 @@ def _ascii_labels(raw: str) -> list[str] | str:
 
 @functools.lru_cache(maxsize=_HOST_CACHE_SIZE)
 def _host_info(raw: str) -> _HostInfo:
+    """``(host, registered_domain, reason, detail)`` for a raw authority host (no port) under the
+    default policy (:func:`_host_info_under`)."""
+    return _host_info_under(raw, DEFAULT_POLICY)
+
+
+_HOST_LOOKUPS: dict[tuple, Callable[[str], _HostInfo]] = {DEFAULT_POLICY.host_key: _host_info}
+
+
+def _host_lookup(policy: UrlPolicy) -> Callable[[str], _HostInfo]:
+    """The cached ``_host_info_under`` of ``policy``'s host options (one cache per ``host_key``)."""
+    if policy is DEFAULT_POLICY:
+        return _host_info
+    lookup = _HOST_LOOKUPS.get(policy.host_key)
+    if lookup is None:
+        lookup = _HOST_LOOKUPS[policy.host_key] = functools.lru_cache(maxsize=_HOST_CACHE_SIZE)(
+            functools.partial(_host_info_under, policy=policy))
+    return lookup
+
+
+def _host_info_under(raw: str, policy: UrlPolicy) -> _HostInfo:
     """``(host, registered_domain, reason, detail)`` for a raw authority host (no port).
 
     ``host`` is lower-case ASCII without trailing dot, a dotted-quad IPv4 address, or an IPv6
-    address in RFC 5952 form inside brackets.  A non-IP host needs a public suffix on the PSL and at
-    least two labels; when it is itself a public suffix (``blogspot.com``, ``gov.uk``) it is its own
-    registered domain.
+    address in RFC 5952 form inside brackets.  A non-IP host needs a public suffix on the PSL (or,
+    with ``unknown_tld: default_rule``, any last label) and at least two labels; when it is itself a
+    public suffix (``blogspot.com``, ``gov.uk``) it is its own registered domain.  With ``fold_www``
+    its leading ``www.`` labels below the registered domain are dropped.
     """
     if raw.startswith("["):
         inner = raw[1:-1]
@@ -195,16 +229,34 @@ def _host_info(raw: str) -> _HostInfo:
                 return _host_reject(f"invalid IPv4 address {host!r}")
             return (host, host, None, None)
         return _host_reject(f"numeric top-level label and not a dotted-quad IPv4 address: {host!r}")
+    return _name_info(host, len(labels), policy)
 
-    parts = _psl()(host)
-    if not parts.suffix:
+
+def _name_info(host: str, labels: int, policy: UrlPolicy) -> _HostInfo:
+    """:func:`_host_info_under` of a host name of ``labels`` labels (not an IP address)."""
+    split = public_suffix(_psl(policy.psl_private, policy.suffixes)(host), host, policy.unknown_tld)
+    if split is None:
         return _host_reject(f"no public suffix known for {host!r}")
-    registered = parts.top_domain_under_public_suffix
+    registered = split[1]
     if not registered:
-        if len(labels) < 2:
+        if labels < 2:
             return _host_reject(f"host is a bare top-level domain: {host!r}")
         registered = host
-    return (host, registered, None, None)
+    return (fold_www(host, registered) if policy.fold_www else host, registered, None, None)
+
+
+def registrable_domain(host: str, policy: UrlPolicy = DEFAULT_POLICY) -> str | None:
+    """The Public Suffix List algorithm's registrable domain of a host name under ``policy``'s list
+    (the public suffix and the label before it), in ASCII; None when the host is itself a public
+    suffix, an IP address or not a valid name, or (``unknown_tld: reject``) no rule matches.  (Where
+    the PSL says None for a name that is a suffix, ``canonicalize`` makes it its own registered
+    domain.)"""
+    labels = _ascii_labels(host)
+    if isinstance(labels, str) or _NUMERIC_LABEL_RE.fullmatch(labels[-1]):
+        return None
+    host = ".".join(labels)
+    split = public_suffix(_psl(policy.psl_private, policy.suffixes)(host), host, policy.unknown_tld)
+    return (split[1] or None) if split is not None else None
 
 
 # --- path and query ----------------------------------------------------------------------------
@@ -243,23 +295,6 @@ def _normalize_pct(text: str) -> str:
     if _NEEDS_WORK_RE.search(text) is None:
         return text
     return _PCT_TOKEN_RE.sub(_pct_token, text)
-
-
-def _remove_dot_segments(path: str) -> str:
-    """RFC 3986 §5.2.4 for an absolute path (starts with ``/``)."""
-    if "/." not in path:
-        return path
-    segments = path.split("/")
-    out: list[str] = []
-    for segment in segments[1:]:
-        if segment == "..":
-            if out:
-                out.pop()
-        elif segment != ".":
-            out.append(segment)
-    if segments[-1] in (".", ".."):
-        out.append("")
-    return "/" + "/".join(out)
 
 
 # --- canonicalize ------------------------------------------------------------------------------
@@ -335,7 +370,7 @@ def _host_port(authority: str, scheme: str, s: str) -> tuple[str, str] | Canonic
     return host, port
 
 
-def _canonicalize(s: str) -> CanonicalUrl:
+def _canonicalize(s: str, policy: UrlPolicy) -> CanonicalUrl:
     parts = _split(s)
     if isinstance(parts, CanonicalUrl):
         return parts
@@ -343,16 +378,19 @@ def _canonicalize(s: str) -> CanonicalUrl:
     if isinstance(host_port, CanonicalUrl):
         return host_port
     raw_host, port = host_port
-    host, registered, reason, detail = _host_info(raw_host)
+    host, registered, reason, detail = (_host_info if policy is DEFAULT_POLICY else _host_lookup(policy))(raw_host)
     if reason is not None or host is None:
         return _reject(reason or MALFORMED_URL, detail or "")
-    path = _remove_dot_segments(_normalize_pct(parts.path)) if parts.path else "/"
+    path = remove_dot_segments(_normalize_pct(parts.path)) if parts.path else "/"
     query = "?" + _normalize_pct(parts.query) if parts.query else ""
+    if policy.rewrites:
+        path = rewrite_path(path) if policy.collapse_slashes else path
+        query = rewrite_query(query, policy)
     authority = f"{host}:{port}" if port else host
     return CanonicalUrl(f"{parts.scheme}://{authority}{path}{query}", host, registered, None, None)
 
 
-def canonicalize(url: str | None) -> CanonicalUrl:
+def canonicalize(url: str | None, policy: UrlPolicy = DEFAULT_POLICY) -> CanonicalUrl:
     """Canonicalise one URL; never raises.
 
     Rules: surrounding whitespace stripped; scheme and host lower-cased; only http/https; userinfo
@@ -371,6 +409,7 @@ def canonicalize(url: str | None) -> CanonicalUrl:
     whitespace in the authority, undecodable text), ``INVALID_HOST`` (IDNA failure, empty or
     over-long label, host over 253 characters, illegal character, bad IP literal, no public suffix
     on the PSL, bare TLD).
+    ``policy`` adds the options of the ``urls`` config section (``linkgraph.urlpolicy``).
     """
     if url is None:
         return _NULL
@@ -380,17 +419,18 @@ def canonicalize(url: str | None) -> CanonicalUrl:
     if not s:
         return _NULL
     try:
-        return _canonicalize(s)
+        return _canonicalize(s, policy)
     except (ValueError, UnicodeError) as exc:
         return _reject(MALFORMED_URL, f"{type(exc).__name__}: {exc}")
 
 
-def canonical_seed_urls(seeds: list[str], setting: str) -> list[CanonicalUrl]:
-    """Canonical forms of configured seed URLs, as ingest writes them; the first unusable one
-    stops the command with a ``ConfigError`` naming ``setting[i]`` (e.g. ``scores.seeds[2]``)."""
+def canonical_seed_urls(seeds: list[str], setting: str, policy: UrlPolicy = DEFAULT_POLICY) -> list[CanonicalUrl]:
+    """Canonical forms of configured seed URLs, as ingest writes them under ``policy``; the first
+    unusable one stops the command with a ``ConfigError`` naming ``setting[i]`` (e.g.
+    ``scores.seeds[2]``)."""
     canonical = []
     for i, seed in enumerate(seeds):
-        result = canonicalize(seed)
+        result = canonicalize(seed, policy)
         if result.url is None:
             raise ConfigError(f"{setting}[{i}] is not a valid URL ({result.reason}: {result.detail}): {seed!r}")
         canonical.append(result)
@@ -399,58 +439,56 @@ def canonical_seed_urls(seeds: list[str], setting: str) -> list[CanonicalUrl]:
 
 # --- batches: Arrow arrays ------------------------------------------------------------------------
 
-# A percent-escape ``canonicalize`` keeps as it is: upper-case hex of a character that is not unreserved
-# (escapes of ``A-Za-z0-9-._~`` are decoded, lower-case hex is upper-cased).
-_CANONICAL_ESCAPE = r"%(?:[0189A-F][0-9A-F]|2[0-9A-CF]|3[A-F]|40|5[B-E]|60|7[B-DF])"
-_SEGMENT_CHAR = r"(?:[A-Za-z0-9._~!$&'()*+,;=:@-]|" + _CANONICAL_ESCAPE + ")"
-_SEGMENT_START = r"(?:[A-Za-z0-9_~!$&'()*+,;=:@-]|" + _CANONICAL_ESCAPE + ")"  # no ".": no dot segment
-# A URL this regex (RE2 and Java alike) matches is canonical as it is once its host is: lower-case
-# scheme http(s), a dotted lower-case LDH host without port or userinfo, a path whose segments do
-# not start with ``.`` (so none is a dot segment) and an optional non-empty query, both of
-# characters that need no escaping and canonical escapes, no fragment, no whitespace.
-# ``canonicalize_arrow`` takes such URLs as they are and looks up only their hosts; every other URL
-# goes through ``canonicalize``.
-FAST_CANONICAL_URL = (
-    rf"^https?://[a-z0-9_-]+(?:\.[a-z0-9_-]+)+(?:/(?:{_SEGMENT_START}{_SEGMENT_CHAR}*)?)+"
-    rf"(?:\?(?:{_SEGMENT_CHAR}|[/?])+)?\z"
-)
-
-
 _FAST_HOST = r"^https?://(?P<host>[^/]+)/"
+_FAST_PARTS = r"^(?P<scheme>https?://)[^/]+(?P<rest>/.*)$"
 
 
-def _fast_rows(raw: pyarrow.Array) -> tuple[pyarrow.BooleanArray, list[pyarrow.Array]]:
-    """Which values of a string array are taken as they are, and the five columns of
-    :data:`CANONICAL_COLUMNS` for them (null in every other row)."""
+def _fast_rows(raw: pyarrow.Array, policy: UrlPolicy) -> tuple[pyarrow.BooleanArray, list[pyarrow.Array]]:
+    """Which values of a string array are taken as they are (with ``fold_www``: with their host
+    folded), and the five columns of :data:`CANONICAL_COLUMNS` for them (null in every other row)."""
     fast = pc.fill_null(pc.match_substring_regex(raw, FAST_CANONICAL_URL), False)
+    for pattern in policy.slow_shapes:   # URLs an option may rewrite
+        fast = pc.and_not(fast, pc.fill_null(pc.match_substring_regex(raw, pattern), False))
     nothing = pa.nulls(len(raw), pa.string())
     fast_host = pc.if_else(fast, pc.struct_field(pc.extract_regex(raw, _FAST_HOST), [0]), nothing)
     encoded = fast_host.dictionary_encode()
     hosts = encoded.dictionary.to_pylist()
-    infos = [_host_info(host) for host in hosts]
-    host_is_canonical = pa.array([info[0] == host for info, host in zip(infos, hosts, strict=True)], pa.bool_())
+    lookup = _host_lookup(policy)
+    infos = [lookup(host) for host in hosts]
+    # a fast-shaped host is canonical as it is, folded (fold_www) or rejected
+    canonical = ([info[0] is not None for info in infos] if policy.fold_www
+                 else [info[0] == host for info, host in zip(infos, hosts, strict=True)])
+    host_is_canonical = pa.array(canonical, pa.bool_())
     taken = pc.fill_null(pc.take(host_is_canonical, encoded.indices), False)
     domain = pc.take(pa.array([info[1] for info in infos], pa.string()), encoded.indices)
-    return taken, [pc.if_else(taken, raw, nothing), pc.if_else(taken, fast_host, nothing),
+    url = raw
+    if policy.fold_www and any(info[0] != host for info, host in zip(infos, hosts, strict=True)):
+        fast_host = pc.take(pa.array([info[0] for info in infos], pa.string()), encoded.indices)
+        parts = pc.extract_regex(raw, _FAST_PARTS)
+        url = pc.binary_join_element_wise(pc.struct_field(parts, [0]), fast_host, pc.struct_field(parts, [1]), "")
+    return taken, [pc.if_else(taken, url, nothing), pc.if_else(taken, fast_host, nothing),
                    pc.if_else(taken, domain, nothing), nothing, nothing]
 
 
-def fast_path_mask(raw_urls: pyarrow.Array) -> pyarrow.BooleanArray:
-    """True for the values :func:`canonicalize_arrow` takes as they are (no Python per value)."""
-    return _fast_rows(raw_urls.cast(pa.string()))[0]
+def fast_path_mask(raw_urls: pyarrow.Array, policy: UrlPolicy = DEFAULT_POLICY) -> pyarrow.BooleanArray:
+    """True for the values :func:`canonicalize_arrow` takes without Python per value."""
+    return _fast_rows(raw_urls.cast(pa.string()), policy)[0]
 
 
-def canonicalize_arrow(raw_urls: pyarrow.Array) -> pyarrow.StructArray:
-    """:func:`canonicalize` of every value of a string array, as a struct array with the fields of
-    :data:`CANONICAL_COLUMNS` (for Arrow UDFs; the result equals ``canonicalize`` value by value).
+def canonicalize_arrow(raw_urls: pyarrow.Array, policy: UrlPolicy = DEFAULT_POLICY) -> pyarrow.StructArray:
+    """:func:`canonicalize` of every value of a string array under ``policy``, as a struct array with
+    the fields of :data:`CANONICAL_COLUMNS` (for Arrow UDFs; the result equals ``canonicalize`` value
+    by value).
 
     The common case costs no Python per value: a URL :data:`FAST_CANONICAL_URL` matches (Arrow's
     vectorised RE2 kernels) is its own canonical form when its host is, and its host is looked up
-    once per distinct host of the array (cached across arrays by ``_host_info``).  Every other
-    value goes through ``canonicalize`` once per distinct value of the array.
+    once per distinct host of the array (cached across arrays, one cache per policy); under a
+    policy, less the URLs one of its options may rewrite (``UrlPolicy.slow_shapes``), with hosts
+    folded there too (``fold_www``).  Every other value goes through ``canonicalize`` once per
+    distinct value of the array.
     """
     raw = raw_urls.cast(pa.string())
-    taken, columns = _fast_rows(raw)
+    taken, columns = _fast_rows(raw, policy)
     rest = pc.invert(taken)
     rest_values = raw.filter(rest).to_pylist()
     if rest_values:
@@ -459,7 +497,7 @@ def canonicalize_arrow(raw_urls: pyarrow.Array) -> pyarrow.StructArray:
         for value in rest_values:
             result = _NULL if value is None else seen.get(value)
             if result is None:
-                result = seen[value] = canonicalize(value)
+                result = seen[value] = canonicalize(value, policy)
             results.append(result)
         columns = [pc.replace_with_mask(column, rest, pa.array(list(values), pa.string()))
                    for column, values in zip(columns, zip(*results, strict=True), strict=True)]

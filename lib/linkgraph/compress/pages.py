@@ -21,6 +21,7 @@ from linkgraph.compress.lazy import DeltaFiles, LazyConnectivityIndex, read_rows
 from linkgraph.errors import CompressedTableMissing, MissingTableError
 from linkgraph.lake import names as N
 from linkgraph.lake import paths
+from linkgraph.urlpolicy import DEFAULT_POLICY, UrlPolicy
 from linkgraph.urls import canonicalize, url_key
 
 
@@ -28,8 +29,9 @@ class PageDirectory:
     """URL ↔ page id of one lake's ``pages`` table, read without Spark; ``files_read`` lists the
     data files read (by the Parquet reader; the SQL engine's reads are not listed)."""
 
-    def __init__(self, lake_root: str):
+    def __init__(self, lake_root: str, policy: UrlPolicy = DEFAULT_POLICY):
         self.root = paths.lake_root(lake_root)
+        self.policy = policy
         try:
             self._files = DeltaFiles(paths.table_location(lake_root, N.PAGES_TABLE))
         except CompressedTableMissing:
@@ -64,7 +66,7 @@ class PageDirectory:
         span a narrow range while its URLs (hosts not reversed) can span the alphabet.  The other
         files that admit the URL are read only if those do not hold it (rows whose ``url_key`` is
         not the URL's, or none)."""
-        canonical = canonicalize(url)
+        canonical = canonicalize(url, self.policy)
         if canonical.url is None:
             raise LookupError(f"not a valid URL ({canonical.reason}: {canonical.detail}): {url}")
         literal = "'" + canonical.url.replace("'", "''") + "'"
@@ -98,13 +100,14 @@ class PageDirectory:
         return dict(zip((int(i) for i in rows[N.PAGE_ID]), rows[N.URL], strict=True))
 
 
-def links_compressed(lake_root: str, direction: str, url: str, limit: int) -> list[dict]:
+def links_compressed(lake_root: str, direction: str, url: str, limit: int,
+                     policy: UrlPolicy = DEFAULT_POLICY) -> list[dict]:
     """``out``/``in`` neighbours of one page as ``linkgraph.explore.lookup.links_compressed`` gives
     them (the first ``limit`` in url_key order, dicts of url and page_id in id order), read without
     Spark: the page's ``pages`` file(s), then its order chunk, one block and its offsets and the
     order chunks of those ``limit`` (``LazyConnectivityIndex``), then the files holding the
-    answer's ids."""
-    pages = PageDirectory(lake_root)
+    answer's ids.  ``url`` is canonicalised under ``policy``."""
+    pages = PageDirectory(lake_root, policy)
     page_id = pages.page_id(url)
     index = LazyConnectivityIndex.at(lake_root)
     ids = (index.out_links if direction == "out" else index.in_links)(page_id, limit=limit)

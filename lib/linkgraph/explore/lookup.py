@@ -10,14 +10,17 @@ from linkgraph.compress import ConnectivityIndex
 from linkgraph.lake import schemas as S
 from linkgraph.lake.context import StepContext
 from linkgraph.lake.delta import Lake
+from linkgraph.lake.lakepolicy import url_policy
+from linkgraph.urlpolicy import DEFAULT_POLICY, UrlPolicy
 from linkgraph.urls import canonicalize
 
 LINK_DIRECTIONS = ("out", "in", "anchors")
 
 
-def page_id_of(lake: Lake, pages: DataFrame, url: str) -> int:
-    """The page id of ``url`` canonicalised like ingest; ``LookupError`` when malformed or unknown."""
-    canonical = canonicalize(url)
+def page_id_of(lake: Lake, pages: DataFrame, url: str, policy: UrlPolicy = DEFAULT_POLICY) -> int:
+    """The page id of ``url`` canonicalised like ingest (under ``policy``, the config's); ``LookupError``
+    when malformed or unknown."""
+    canonical = canonicalize(url, policy)
     if canonical.url is None:
         raise LookupError(f"not a valid URL ({canonical.reason}: {canonical.detail}): {url}")
     found = pages.where(F.col(S.URL) == canonical.url).select(S.PAGE_ID).first()
@@ -35,7 +38,7 @@ def links(ctx: StepContext, direction: str, url: str) -> DataFrame:
     lake = ctx.lake
     lake.require(S.PAGES_TABLE, S.FORWARD_INDEX_TABLE, S.REVERSE_INDEX_TABLE, S.ANCHOR_INDEX_TABLE)
     pages = lake.read(S.PAGES_TABLE)
-    page_id = page_id_of(lake, pages, url)
+    page_id = page_id_of(lake, pages, url, url_policy(ctx.config, ctx.spark))
     if direction == "anchors":
         row = lake.read(S.ANCHOR_INDEX_TABLE).where(F.col(S.PAGE_ID) == page_id)
         return row.select(F.posexplode(S.ANCHORS).alias("position", "entry")).select(
@@ -56,7 +59,7 @@ def links_compressed(ctx: StepContext, direction: str, url: str, limit: int) -> 
     lake = ctx.lake
     lake.require(S.PAGES_TABLE, S.LINKS_COMPRESSED_FORWARD_TABLE)
     pages = lake.read(S.PAGES_TABLE)
-    page_id = page_id_of(lake, pages, url)
+    page_id = page_id_of(lake, pages, url, url_policy(ctx.config, ctx.spark))
     index = ConnectivityIndex.open(lake)   # reads the block holding the page, not the whole graph
     ids = (index.out_links if direction == "out" else index.in_links)(page_id, limit=limit)
     urls = {r[S.PAGE_ID]: r[S.URL] for r in pages.where(F.col(S.PAGE_ID).isin([int(i) for i in ids])).collect()}

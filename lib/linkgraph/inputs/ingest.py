@@ -19,6 +19,7 @@ Policies (documented in README):
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import pyarrow as pa
@@ -50,11 +51,20 @@ CANONICAL_URL = StructType(
 )
 
 
-@arrow_udf(CANONICAL_URL)  # type: ignore[call-overload]  # the stubs know only the functionType forms
-def canonical_url(raw_urls: pa.Array) -> pa.Array:
-    """Arrow-batched ``urls.canonicalize`` (``urls.canonicalize_arrow``: the common shape costs no
-    Python per URL, hosts are looked up once per distinct host)."""
-    return urls.canonicalize_arrow(raw_urls)
+@functools.lru_cache(maxsize=8)
+def canonical_url_udf(policy: urls.UrlPolicy = urls.DEFAULT_POLICY) -> Callable[[Column], Column]:
+    """Arrow-batched ``urls.canonicalize`` under ``policy`` (``urls.canonicalize_arrow``: the
+    common shape costs no Python per URL, hosts are looked up once per distinct host).  The
+    policy, a user Public Suffix List's text included, travels to the workers in the UDF's
+    closure; each worker process builds its extractor and host cache once per policy."""
+
+    def canonical(raw_urls: pa.Array) -> pa.Array:
+        return urls.canonicalize_arrow(raw_urls, policy)
+
+    return arrow_udf(canonical, CANONICAL_URL)  # type: ignore[call-overload]  # stubs: functionType forms only
+
+
+canonical_url = canonical_url_udf()
 
 
 # the host of a canonical URL (``urls.canonicalize``'s invariants): a bracketed IPv6 literal, or
@@ -217,16 +227,18 @@ def _valid_text(column: str) -> Column:
     return F.when(F.is_valid_utf8(F.col(column)), F.col(column))
 
 
-def validate_edges(raw: DataFrame, config: IngestConfig) -> DataFrame:
-    """Canonicalise both endpoints, parse and check every field, attach ``reason``/``detail``.
+def validate_edges(raw: DataFrame, config: IngestConfig, policy: urls.UrlPolicy = urls.DEFAULT_POLICY) -> DataFrame:
+    """Canonicalise both endpoints under ``policy``, parse and check every field, attach
+    ``reason``/``detail``.
 
     The first failing check (in the order of ``_field_problems`` then ``_value_problems``) gives
     the reason; nothing is filtered here.
     """
     src, dst = F.col("_src"), F.col("_dst")
+    canonical = canonical_url_udf(policy)
     checked = raw.withColumns({
-        "_src": canonical_url(_valid_text(S.FROM_URL)),
-        "_dst": canonical_url(_valid_text(S.TO_URL)),
+        "_src": canonical(_valid_text(S.FROM_URL)),
+        "_dst": canonical(_valid_text(S.TO_URL)),
         DISCOVERED: _parse_timestamp(S.DISCOVERED_AT),
         LAST_SEEN: _parse_timestamp(S.LAST_SEEN_AT),
     })

@@ -16,6 +16,7 @@ from linkgraph.lake import schemas as S
 from linkgraph.lake.paths import local_path
 from linkgraph.lake.tables import reject_rows
 from linkgraph.sample import SITES, generate_sample_crawl, write_pages_jsonl
+from linkgraph.urlpolicy import DEFAULT_POLICY, UrlPolicy
 
 SAMPLE_SOURCE = "builtin-sample-signals"
 
@@ -68,11 +69,11 @@ def signal_reject_rows(rows: DataFrame, bad_feed: Column | None, source: str) ->
     return reject_rows(shaped, source)
 
 
-def check_page_signals(raw: DataFrame) -> DataFrame:
-    """Raw page signals plus the canonical page URL (``_page`` struct), the parsed ``_fetched``
-    time and ``reason``/``detail`` of a record that cannot be used (null otherwise)."""
+def check_page_signals(raw: DataFrame, policy: UrlPolicy = DEFAULT_POLICY) -> DataFrame:
+    """Raw page signals plus the canonical page URL under ``policy`` (``_page`` struct), the parsed
+    ``_fetched`` time and ``reason``/``detail`` of a record that cannot be used (null otherwise)."""
     checked = (
-        raw.withColumn("_page", I.canonical_url(F.col(S.URL)))
+        raw.withColumn("_page", I.canonical_url_udf(policy)(F.col(S.URL)))
         .withColumn("_fetched", F.try_to_timestamp(F.trim(F.col(S.FETCHED_AT))))
     )
     problem = F.coalesce(
@@ -87,7 +88,8 @@ def check_page_signals(raw: DataFrame) -> DataFrame:
     ).drop("_problem")
 
 
-def split_page_signals(checked: DataFrame, source: str) -> tuple[DataFrame, DataFrame]:
+def split_page_signals(checked: DataFrame, source: str,
+                       policy: UrlPolicy = DEFAULT_POLICY) -> tuple[DataFrame, DataFrame]:
     """``(signals, rejects)`` of ``check_page_signals`` output.
 
     ``signals`` is in the ``PAGE_SIGNALS`` schema, one row per canonical URL, with the canonical,
@@ -95,7 +97,8 @@ def split_page_signals(checked: DataFrame, source: str) -> tuple[DataFrame, Data
     (MALFORMED_RECORD), a page URL that does not canonicalise (NULL_FIELD, MALFORMED_URL, …), an
     unparsable ``fetched_at`` (MALFORMED_TIMESTAMP), a second row for the same URL (the latest
     ``fetched_at`` is kept; DUPLICATE_MERGED), and single feed links that do not canonicalise (the
-    page is kept without them).  ``checked`` is read twice: persist it for large inputs.
+    page is kept without them; canonicalised under ``policy``).  ``checked`` is read twice: persist
+    it for large inputs.
     """
     bad_pages = checked.where(F.col(S.REASON).isNotNull())
 
@@ -111,7 +114,7 @@ def split_page_signals(checked: DataFrame, source: str) -> tuple[DataFrame, Data
 
     feeds = kept.select(
         F.col("_page.url").alias("_canonical"), S.URL, S.FETCHED_AT, F.explode(S.FEED_LINKS).alias("_raw_feed")
-    ).withColumn("_feed", I.canonical_url(F.col("_raw_feed")))
+    ).withColumn("_feed", I.canonical_url_udf(policy)(F.col("_raw_feed")))
     bad_feeds = feeds.where(F.col("_feed.reason").isNotNull()).select(
         S.URL, S.FETCHED_AT, "_raw_feed", F.col("_feed.reason").alias(S.REASON),
         F.concat(F.lit("page signal: feed link: "), F.coalesce(F.col("_feed.detail"), F.lit(""))).alias(S.DETAIL),

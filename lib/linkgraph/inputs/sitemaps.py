@@ -47,6 +47,7 @@ from defusedxml.ElementTree import iterparse
 
 from linkgraph.errors import PayloadError
 from linkgraph.lake import schemas as S
+from linkgraph.urlpolicy import DEFAULT_POLICY, UrlPolicy
 from linkgraph.urls import canonicalize
 
 DEFAULT_PRIORITY = 0.5
@@ -68,12 +69,14 @@ PARSED_COLUMNS = ("kind", S.URL, "priority", "lastmod", "changefreq", "sitemap",
 
 class SitemapLimits(NamedTuple):
     """Bytes of a decompressed file, bytes of a text sitemap's line, characters of a URL, and
-    entries of a file (the protocol's 50,000)."""
+    entries of a file (the protocol's 50,000); and the URL policy entries are canonicalised under
+    (shipped to the tasks with the limits)."""
 
     max_bytes: int = MAX_SITEMAP_BYTES
     max_line_bytes: int = MAX_SITEMAP_LINE_BYTES
     max_url_length: int = MAX_URL_LENGTH
     max_urls: int = MAX_SITEMAP_URLS
+    url_policy: UrlPolicy = DEFAULT_POLICY
 
 
 def _local(tag: str) -> str:
@@ -179,7 +182,7 @@ def _url_row(loc: str, sitemap: str, limits: SitemapLimits, what: str) -> dict:
     if len(loc) > limits.max_url_length:
         return {**row, S.REASON: S.Reason.OVERSIZED_FIELD,
                 S.DETAIL: f"{what} has {len(loc)} characters (limit {limits.max_url_length})"}
-    canonical = canonicalize(loc)
+    canonical = canonicalize(loc, limits.url_policy)
     if canonical.url is None:
         return {**row, S.REASON: canonical.reason, S.DETAIL: canonical.detail}
     return {**row, "kind": ENTRY, S.URL: canonical.url, "priority": DEFAULT_PRIORITY}

@@ -8,7 +8,7 @@ before it touches any table.
 Run-specific values (input path, lake directory) come from the command line and override the file.
 
 Here: ``Config``, its loader (``load_config``, ``config_from_dict``) and the sections ``spark``,
-``lake``, ``ingest``, ``rank``, ``compress``, ``crawl``, ``reliability``, ``retention`` and
+``lake``, ``urls``, ``ingest``, ``rank``, ``compress``, ``crawl``, ``reliability``, ``retention`` and
 ``authority``; the analysis steps' sections (``analysis``, ``scores``, ``reward``, ``centrality``)
 are in ``linkgraph.lake.config_analysis``.
 """
@@ -29,6 +29,8 @@ from linkgraph.lake.config_analysis import AnalysisConfig, CentralityConfig, Rew
 from linkgraph.lake.configkey import key
 from linkgraph.lake.names import LINK_TYPES
 from linkgraph.lake.paths import local_path
+from linkgraph.urlpolicy import DEFAULT_RULE, REJECT, SuffixList, UrlPolicy
+from linkgraph.urls import canonical_seed_urls
 
 __all__ = ["ConfigError"]
 
@@ -91,6 +93,47 @@ class LakeConfig:
     catalog: str | None = key(None, "catalog of catalog tables (Unity Catalog); only with `schema`", "name")
     schema: str | None = key(
         None, "when set, tables are catalog tables `[catalog.]schema.T` instead of paths", "name")
+
+
+@dataclass(frozen=True)
+class UrlsConfig:
+    """How every URL is canonicalised (inputs, sitemaps, page signals, seeds, look-ups): the options
+    beyond RFC 3986, all off by default.  ``linkgraph ingest`` records them with the lake and refuses
+    to ingest into a lake written under others."""
+
+    collapse_slashes: bool = key(False, "collapse each run of `/` in a path to one (`/a//b` -> `/a/b`)")
+    sort_query: bool = key(
+        False, "sort query parameters (the texts between `&`) by name, stably: parameters of the same name keep "
+        "their order (`?b=1&a=2&a=1` -> `?a=2&a=1&b=1`)")
+    drop_empty_params: bool = key(
+        False, "drop query parameters with `=` and no value (`a=`) and empty ones (`&&`, a trailing `&`); `?a` "
+        "(no `=`) is kept; a query left empty is dropped")
+    fold_www: bool = key(
+        False, "drop the leading `www.` labels of a host that are not part of its registered domain "
+        "(`www.example.com` -> `example.com`; `www.com` stays): a site's host graph node is one host")
+    psl_private: bool = key(
+        True, "use the Public Suffix List's private section: `foo.blogspot.com` is its own registered domain "
+        "(false: `blogspot.com` is)")
+    unknown_tld: str = key(
+        REJECT, "a host under a top-level domain the list does not know: `reject` (INVALID_HOST), or "
+        "`default_rule`, the PSL's rule `*` (the last label is the public suffix: `a.b.example` is under "
+        "`b.example`)", "`reject` or `default_rule`")
+    psl_file: str | None = key(
+        None, "null: the Public Suffix List snapshot tldextract bundles (it ages with the release); else a "
+        "`public_suffix_list.dat` used instead, read once on the driver and shipped to the workers with the "
+        "tasks", "path or URI")
+
+    def __post_init__(self) -> None:
+        if self.unknown_tld not in (REJECT, DEFAULT_RULE):
+            raise ConfigError(f"urls.unknown_tld must be reject or default_rule, got {self.unknown_tld!r}")
+
+    def policy(self, suffixes: SuffixList | None = None) -> UrlPolicy:
+        """The policy of these keys with the list ``suffixes`` (``psl_file``'s content; None: the
+        bundled snapshot, and with a ``psl_file`` not read yet also ``unknown_tld: default_rule``,
+        a policy that checks everything but the list: the config's seeds when it is loaded)."""
+        unknown_tld = DEFAULT_RULE if self.psl_file is not None and suffixes is None else self.unknown_tld
+        return UrlPolicy(self.collapse_slashes, self.sort_query, self.drop_empty_params, self.fold_www,
+                         self.psl_private, unknown_tld, suffixes or SuffixList())
 
 
 @dataclass(frozen=True)
@@ -326,6 +369,7 @@ class Config:
 
     spark: SparkConfig = field(default_factory=SparkConfig)
     lake: LakeConfig = field(default_factory=LakeConfig)
+    urls: UrlsConfig = field(default_factory=UrlsConfig)
     ingest: IngestConfig = field(default_factory=IngestConfig)
     rank: RankConfig = field(default_factory=RankConfig)
     analysis: AnalysisConfig = field(default_factory=AnalysisConfig)
@@ -337,6 +381,10 @@ class Config:
     centrality: CentralityConfig = field(default_factory=CentralityConfig)
     authority: AuthorityConfig = field(default_factory=AuthorityConfig)
     retention: RetentionConfig = field(default_factory=RetentionConfig)
+
+    def __post_init__(self) -> None:
+        # checked here, under the config's URL policy (the list of a psl_file is read by the steps)
+        canonical_seed_urls(self.scores.trusted_seeds, "scores.trusted_seeds", self.urls.policy())
 
     def with_lake_path(self, path: str | None) -> Config:
         if path is None:

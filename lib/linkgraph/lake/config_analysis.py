@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from linkgraph.errors import ConfigError
 from linkgraph.lake.configkey import key
 from linkgraph.lake.names import LINK_TYPES, POSITIONS
-from linkgraph.urls import canonical_seed_urls
 
 DEFAULT_BOILERPLATE_ANCHORS = [
     "click here", "here", "click", "read more", "more", "learn more", "link", "this", "this page",
@@ -141,7 +140,6 @@ class ScoresConfig:
         for name in ("sitemap_max_bytes", "sitemap_max_line_bytes"):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"scores.{name} must be positive")
-        canonical_seed_urls(self.trusted_seeds, "scores.trusted_seeds")
 
     @property
     def weights(self) -> dict[str, float]:

@@ -205,16 +205,23 @@ class Lake:
         first = 0 if version is None else int(version) + 1
         return list(range(first, self.current_version(table) + 1))
 
-    def ensure(self, table: str, schema: StructType, cluster_by: list[str] | None = None) -> None:
+    def ensure(self, table: str, schema: StructType, cluster_by: list[str] | None = None,
+               properties: dict[str, str] | None = None) -> None:
         """Create ``table`` empty with ``schema`` unless it exists (a no-op commit is avoided);
-        with ``cluster_by``, liquid-clustered by those columns and with deletion vectors on."""
+        with ``cluster_by``, liquid-clustered by those columns and with deletion vectors on; with
+        ``properties``, created with those table properties, or an existing table given the ones
+        it lacks or holds other values of (:meth:`set_table_properties`)."""
         if self.exists(table):
+            if properties:
+                self.set_table_properties(table, properties)
             return
         builder = DeltaTable.createIfNotExists(self.spark).addColumns(schema)
         if cluster_by:
             builder = builder.clusterBy(*cluster_by)
             for key, value in DELETION_VECTORS.items():
                 builder = builder.property(key, value)
+        for key, value in (properties or {}).items():
+            builder = builder.property(key, value)
         location = self.location(table)
         builder = builder.tableName(location) if self.uses_catalog else builder.location(location)
         try:
@@ -364,6 +371,18 @@ class Lake:
         name = self.location(table) if self.uses_catalog else f"delta.`{self.location(table)}`"
         return {row["key"]: row["value"] for row in self.spark.sql(f"SHOW TBLPROPERTIES {name}").collect()}
 
+    def set_table_properties(self, table: str, properties: dict[str, str]) -> None:
+        """Give ``table`` the ``properties`` it lacks or holds other values of, in one commit
+        (``ALTER TABLE ... SET TBLPROPERTIES``); none when it holds them all."""
+        current = self.table_properties(table)
+        changed = {key: value for key, value in properties.items() if current.get(key) != value}
+        if not changed:
+            return
+        name = self.location(table) if self.uses_catalog else f"delta.`{self.location(table)}`"
+        quoted = ", ".join(f"'{_sql_text(key)}' = '{_sql_text(value)}'" for key, value in changed.items())
+        self.spark.sql(f"ALTER TABLE {name} SET TBLPROPERTIES ({quoted})")
+        self._committed(table)
+
     def _committed_merge(self, table: str, result: DataFrame) -> MergeMetrics:
         """The counts of an executed MERGE, from the one row its execution returns (computed on
         the driver: no Spark job, no read of the table's history).  A MERGE that changed no row
@@ -512,6 +531,11 @@ def _commit_info(jvm: Any, delta_log: Any, snapshot: Any, version: int) -> dict[
             if "commitInfo" in action:
                 return dict(action["commitInfo"])
     return {}
+
+
+def _sql_text(text: str) -> str:
+    """``text`` inside a single-quoted Spark SQL string literal."""
+    return text.replace("\\", "\\\\").replace("'", "\\'")
 
 
 def _delta_file_version(status: Any) -> int:

@@ -24,8 +24,8 @@ PAGES = TableDoc(
         "page_id": "dense page id",
         "url": "canonical URL; null in an arc-list lake",
         "host": "lower-case host (IDNA ASCII form)",
-        "registered_domain": "registered domain by the Public Suffix List, private section included (the host "
-                             "itself for an IP address)",
+        "registered_domain": "registered domain by the Public Suffix List, private section included unless "
+                             "`urls.psl_private: false` (the host itself for an IP address)",
         "url_key": "the URL with its host reversed, then `:port`, path and query, then ` https` for https URLs "
                    "(`edu.stanford.www/biology`): the id order",
         "first_seen_at": "earliest discovery of any link touching the page",
@@ -33,7 +33,13 @@ PAGES = TableDoc(
     },
     notes="""
         In an arc-list lake only `page_id` is set. A Common Crawl graph sets `url` = `http://<host>/`,
-        `url_key` = `<reversed host>/` and no timestamps (see [crawl inputs](crawl-inputs.md)).""",
+        `url_key` = `<reversed host>/` and no timestamps (see [crawl inputs](crawl-inputs.md)).
+
+        The table's properties record the URL policy its URLs were canonicalised under: one
+        `linkgraph.canonical.<key>` per key of the `urls` config section (`true`, `reject`, a path; empty
+        for null) and `linkgraph.canonical.psl_version`, the Public Suffix List's version and SHA-256
+        (see [configuration](configuration.md#urls)). `ingest` sets them and refuses a config
+        with other keys; a table without them was written under the defaults.""",
 )
 
 LINKS = TableDoc(

@@ -96,12 +96,12 @@ class Table:
         if self.merge is not merge:
             raise TypeError(f"table {self.name!r} is written by {self.merge.name}, not {merge.name}")
 
-    def ensure(self, lake: Lake) -> None:
+    def ensure(self, lake: Lake, properties: dict[str, str] | None = None) -> None:
         """Create the table empty unless it exists (``NotADeltaTable`` when its location holds
-        other data)."""
+        other data); with ``properties``, as ``Lake.ensure`` sets them."""
         if not lake.uses_catalog:
             require_no_foreign_data(lake.spark, lake.location(self.name), self.name)
-        lake.ensure(self.name, self.schema, cluster_by=list(self.cluster_by) or None)
+        lake.ensure(self.name, self.schema, cluster_by=list(self.cluster_by) or None, properties=properties)
 
     def overwrite(self, lake: Lake, rows: DataFrame, built_from: str | None = None,
                   replace_where: str | None = None) -> None:
@@ -253,9 +253,10 @@ def declaration(table: str | Table) -> Table:
 # satisfies, so Delta reads only the files whose statistics overlap the batch's ids, and changed
 # rows are marked in deletion vectors instead of rewriting the files that hold them.
 
-def ensure_core_tables(lake: Lake) -> None:
+def ensure_core_tables(lake: Lake, pages_properties: dict[str, str] | None = None) -> None:
+    """``pages``, ``links`` and ``rejects``; ``pages`` with ``pages_properties`` (ingest's URL policy)."""
     for core in (PAGES, LINKS, REJECTS):
-        core.ensure(lake)
+        core.ensure(lake, pages_properties if core is PAGES else None)
 
 
 def max_page_id_of(pages: DataFrame) -> int:

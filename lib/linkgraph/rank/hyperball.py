@@ -176,8 +176,8 @@ class TaskBytes:
 
 
 def size_text(size: int) -> str:
-    """``size`` bytes in the largest binary unit it reaches (GiB, MiB, KiB), one decimal."""
-    for unit, scale in (("GiB", 1 << 30), ("MiB", MIB), ("KiB", 1 << 10)):
+    """``size`` bytes in the largest binary unit it reaches (TiB, GiB, MiB, KiB), one decimal."""
+    for unit, scale in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", MIB), ("KiB", 1 << 10)):
         if size >= scale:
             return f"{size / scale:,.1f} {unit}"
     return f"{size} bytes"

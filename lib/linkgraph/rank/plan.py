@@ -39,6 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from linkgraph.rank import hyperball
 from linkgraph.rank.blocks import LINK_BYTES, PLAN_BUCKETS, ROW_BYTES, BlockPlan, plan_blocks
 from linkgraph.rank.engine import RankParams
 
@@ -54,6 +55,14 @@ SEGMENT_BYTES = 71
 CHECKPOINT_BYTES_PER_PAGE = 7.0
 PYTHON_WORKER_BYTES = 193 * MIB
 ARROW_BATCH_BYTES = 64 * MIB    # 10,000 records (spark.sql.execution.arrow.maxRecordsPerBatch) at ~5.6 kB
+
+# HyperBall (``linkgraph centrality``), measured: the CPU seconds of one arc's spread and merge in
+# one iteration at 256 registers (1.76 µs, the in-memory kernel on a 100,000-node, 1M-arc
+# host-structured graph with every counter changing; it grows with the registers merged), and the
+# iterations a web graph's balls grow for (cnr-2000: 79, docs/benchmarks.md)
+BALL_ARC_SECONDS_PER_REGISTER = 1.76e-6 / 256
+BALL_ITERATIONS = 80
+BALL_STATE_SHUFFLES = 3   # the state through the spread's cogroup, the merge's cogroup and its repartition
 
 # layout arithmetic (no measurement)
 PACK_SHUFFLE_BYTES_PER_LINK = 24     # (sb, db, s, d: int32; w: float64) rows grouped into chunks
@@ -196,3 +205,41 @@ def make_plan(inputs: PlanInputs, params: RankParams) -> Plan:
     driver = DRIVER_BASE_BYTES + MAP_STATUS_BYTES * b * b
     return Plan(inputs, b, blocks.single_task, k, per_task, packed, entries, shuffle, checkpoint, local_disk,
                 executor_memory, python_task, python_executor, overhead, partitions, driver, compress_shuffle)
+
+
+
+@dataclass(frozen=True)
+class CentralityCost:
+    """What a distributed HyperBall run over ``nodes`` and ``arcs`` ships and computes, in bytes and
+    core-seconds, for ``BALL_ITERATIONS`` iterations (one task's graph ships nothing)."""
+
+    nodes: int
+    arcs: int
+    blocks: int
+    shuffle_bytes_per_iteration: int
+    core_seconds: float
+
+    @property
+    def shuffle_bytes(self) -> int:
+        return self.shuffle_bytes_per_iteration * BALL_ITERATIONS
+
+    def describe(self, cores: int) -> str:
+        hours = self.core_seconds / max(cores, 1) / 3600
+        return (f"{self.blocks:,} blocks, {hyperball.size_text(self.shuffle_bytes_per_iteration)} shuffled per "
+                f"iteration, {hyperball.size_text(self.shuffle_bytes)} over {BALL_ITERATIONS} iterations, "
+                f"{self.core_seconds / 3600:,.0f} core-hours of spreads ({hours:,.1f} h on {cores:,} cores)")
+
+
+def centrality_cost(nodes: int, arcs: int, registers: int, block_max_nodes: int, block_bytes: int
+                    ) -> CentralityCost:
+    """The cost of ``linkgraph centrality`` on a graph: per iteration every block's state is
+    shuffled ``BALL_STATE_SHUFFLES`` times, and each (source block, destination node) pair with a
+    link ships one merged counter (the rank engine's partial entries per link, ``entries_per_link``)."""
+    block_nodes = hyperball.budget_block_nodes(registers, block_bytes, block_max_nodes)
+    blocks, _ = hyperball.plan_blocks(max(nodes, 1), block_nodes)
+    counter = hyperball.node_bytes(registers)
+    shuffled = 0 if blocks == 1 else int(
+        (BALL_STATE_SHUFFLES * nodes + entries_per_link(blocks) * arcs) * counter)
+    seconds = BALL_ITERATIONS * arcs * BALL_ARC_SECONDS_PER_REGISTER * registers
+    return CentralityCost(nodes, arcs, blocks, shuffled, seconds)
+

@@ -21,6 +21,7 @@ from linkgraph.lake import schemas as S
 from linkgraph.lake.rows import one_row
 from linkgraph.lake.schemas import VECTOR_ID
 from linkgraph.rank.graph import VERTEX
+from linkgraph.urlpolicy import DEFAULT_POLICY, UrlPolicy
 from linkgraph.urls import canonicalize
 
 UNIFORM_VERTEX = -1   # a teleport row at this vertex stands for its vector uniform over all pages
@@ -47,13 +48,15 @@ def check_covered(teleport: DataFrame, labels: list[str]) -> None:
         raise EmptyTeleportError(f"personalisation vector matches no page: {', '.join(missing)}")
 
 
-def from_seed_urls(vertices: DataFrame, pages: DataFrame, seed_groups: list[list[str]]) -> DataFrame:
-    """One vector per group of seed URLs, uniform over the seeds that are known pages."""
+def from_seed_urls(vertices: DataFrame, pages: DataFrame, seed_groups: list[list[str]],
+                   policy: UrlPolicy = DEFAULT_POLICY) -> DataFrame:
+    """One vector per group of seed URLs (canonicalised under ``policy``), uniform over the seeds
+    that are known pages."""
     spark = pages.sparkSession
     rows = []
     for k, group in enumerate(seed_groups):
         for url in group:
-            canonical = canonicalize(url).url
+            canonical = canonicalize(url, policy).url
             if canonical:
                 rows.append((k, canonical))
     seeds = spark.createDataFrame(rows, f"{VECTOR_ID} int, {S.URL} string")

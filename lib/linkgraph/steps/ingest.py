@@ -27,20 +27,25 @@ from linkgraph.lake import tables as T
 from linkgraph.lake.config import Config
 from linkgraph.lake.context import Report, StepContext
 from linkgraph.lake.delta import Lake
+from linkgraph.lake.lakepolicy import check_lake_policy, url_policy
 from linkgraph.lake.names import INPUT_FORMATS
 from linkgraph.lake.paths import display, guess_format, list_input_files, local_path, qualify
 from linkgraph.lake.reliability import raise_if_created_concurrently, retry_on_conflict, unreadable_input
 from linkgraph.steps import ingest_crawl
 from linkgraph.steps.ingest_write import ingest_arcs, ingest_edges
 from linkgraph.steps.registry import RunPlan, Step, Task, checked_run_id, option
+from linkgraph.urlpolicy import UrlPolicy
 
 log = logging.getLogger(__name__)
 
 
 def _run(ctx: StepContext, input_path: str, fmt: str) -> IngestReport:
-    """Read ``input_path`` in format ``fmt`` and upsert it into the lake's pages/links/rejects."""
+    """Read ``input_path`` in format ``fmt`` and upsert it into the lake's pages/links/rejects,
+    URLs canonicalised under the config's URL policy, the lake's (``UrlPolicyMismatch`` else)."""
     input_path = qualify(ctx.spark, input_path)
     reliability = ctx.config.reliability
+    policy = url_policy(ctx.config, ctx.spark)
+    check_lake_policy(ctx.lake, ctx.config.urls)
 
     def with_retries(step: Callable[[StepContext], IngestReport]) -> IngestReport:
         return retry_on_conflict(
@@ -49,10 +54,10 @@ def _run(ctx: StepContext, input_path: str, fmt: str) -> IngestReport:
         )
 
     if fmt in readers.CRAWL_FORMATS:
-        return with_retries(lambda step_ctx: ingest_crawl.run(step_ctx, input_path, fmt))
+        return with_retries(lambda step_ctx: ingest_crawl.run(step_ctx, input_path, fmt, policy))
     first_commit = len(ctx.lake.commits)
     try:
-        return with_retries(lambda step_ctx: _ingest_once(step_ctx, input_path, fmt))
+        return with_retries(lambda step_ctx: _ingest_once(step_ctx, input_path, fmt, policy))
     except Exception as exc:
         reason = unreadable_input(exc)
         if reason is None:
@@ -83,17 +88,17 @@ def _run(ctx: StepContext, input_path: str, fmt: str) -> IngestReport:
         ) from None
 
 
-def _ingest_once(ctx: StepContext, input_path: str, fmt: str) -> IngestReport:
+def _ingest_once(ctx: StepContext, input_path: str, fmt: str, policy: UrlPolicy) -> IngestReport:
     report = IngestReport(source=str(input_path))
     try:
         if fmt == "arcs":
             arcs = readers.read_arcs_input(ctx.spark, input_path, ctx.config.ingest)
             report.skipped_files = arcs.skipped
-            ingest_arcs(ctx.lake, ctx.config, arcs.frame, report)
+            ingest_arcs(ctx.lake, ctx.config, arcs.frame, report, policy)
         else:
             raw = readers.read_input(ctx.spark, input_path, fmt, ctx.config.ingest)
             report.skipped_files = raw.skipped
-            ingest_edges(ctx.lake, ctx.config, raw.frame, report)
+            ingest_edges(ctx.lake, ctx.config, raw.frame, report, policy)
     except Exception as exc:
         raise_if_created_concurrently(ctx.lake, CORE_TABLES, exc)
         raise

@@ -35,22 +35,25 @@ from linkgraph.lake import schemas as S
 from linkgraph.lake import tables as T
 from linkgraph.lake.context import StepContext
 from linkgraph.lake.delta import Lake
+from linkgraph.lake.lakepolicy import policy_properties
 from linkgraph.steps.ingest_write import ingest_edges
+from linkgraph.urlpolicy import UrlPolicy
 
 log = logging.getLogger(__name__)
 
 
-def run(ctx: StepContext, input_path: str, fmt: str) -> IngestReport:
-    """Ingest WARC or WAT files (``fmt`` warc | wat) or a Common Crawl graph (ccgraph)."""
+def run(ctx: StepContext, input_path: str, fmt: str, policy: UrlPolicy) -> IngestReport:
+    """Ingest WARC or WAT files (``fmt`` warc | wat) or a Common Crawl graph (ccgraph), URLs
+    canonicalised under ``policy``."""
     if fmt == "ccgraph":
-        return run_ccgraph(ctx, input_path)
+        return run_ccgraph(ctx, input_path, policy)
     config, lake = ctx.config, ctx.lake
     report = CrawlIngestReport(source=str(input_path), input_format=fmt)
-    settings = X.ExtractSettings.from_config(config.crawl)
+    settings = X.ExtractSettings.from_config(config.crawl, policy)
     extracted = extract_rows(ctx.spark, input_path, fmt, settings, report).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         count_records(extracted, report)
-        ingest_edges(lake, config, edges_as_raw(extracted), report)
+        ingest_edges(lake, config, edges_as_raw(extracted), report, policy)
         signals = extracted.where(F.col(S.ROW_KIND) == X.PAGE)
         report.page_signals_inserted, report.page_signals_updated = T.merge_page_signals(
             lake, latest_page_signals(signals.where(F.col(S.URL).isNotNull()))
@@ -78,13 +81,13 @@ def _check_ccgraph_lake(lake: Lake, pages: DataFrame) -> None:
         )
 
 
-def run_ccgraph(ctx: StepContext, input_path: str) -> CcGraphReport:
+def run_ccgraph(ctx: StepContext, input_path: str, policy: UrlPolicy) -> CcGraphReport:
     """Import a Common Crawl host or domain graph into a lake of its own."""
     spark, config, lake = ctx.spark, ctx.config, ctx.lake
     report = CcGraphReport(source=str(input_path))
     vertex_paths, edge_paths = ccgraph_paths(input_path, spark)
     vertices, vertex_rejects = split_vertices(read_vertices(spark, vertex_paths))
-    pages = vertex_pages(vertices).persist(StorageLevel.MEMORY_AND_DISK)
+    pages = vertex_pages(vertices, policy).persist(StorageLevel.MEMORY_AND_DISK)
     arcs = readers.read_arcs(spark, edge_paths).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         report.vertices_read = pages.count() + vertex_rejects.count()
@@ -95,7 +98,7 @@ def run_ccgraph(ctx: StepContext, input_path: str) -> CcGraphReport:
             StorageLevel.MEMORY_AND_DISK
         )
         count_rejects(rejects, report)
-        T.ensure_core_tables(lake)
+        T.ensure_core_tables(lake, policy_properties(config.urls, policy))
         _check_ccgraph_lake(lake, pages)
         report.pages_inserted, report.pages_updated = T.upsert_pages(lake, pages, key=S.PAGE_ID)
         report.links_inserted, report.links_updated = T.upsert_links(lake, edge_links(edges, pages))

@@ -19,11 +19,14 @@ from linkgraph.lake import schemas as S
 from linkgraph.lake import tables as T
 from linkgraph.lake.config import Config
 from linkgraph.lake.delta import Lake
+from linkgraph.lake.lakepolicy import policy_properties
 from linkgraph.lake.reliability import check_pages_still_there, guard_new_page_ids
+from linkgraph.urlpolicy import UrlPolicy
 
 
-def ingest_edges(lake: Lake, config: Config, raw: DataFrame, report: IngestReport) -> None:
-    """Validate raw edge records and upsert them: rejects, pages (new ones numbered), links.
+def ingest_edges(lake: Lake, config: Config, raw: DataFrame, report: IngestReport, policy: UrlPolicy) -> None:
+    """Validate raw edge records (URLs canonicalised under ``policy``) and upsert them: rejects,
+    pages (new ones numbered), links; ``pages`` records the policy (``lakepolicy``).
 
     The records are read and validated once (cached) and counted, and ranked within their
     (source, destination) pair (:func:`ranked_batch`: only the records of repeated pairs are
@@ -31,7 +34,7 @@ def ingest_edges(lake: Lake, config: Config, raw: DataFrame, report: IngestRepor
     every other record is a link), then the pages and the links; the ranked records' caches are
     released once the links have their page ids.
     """
-    ranked = ranked_batch(lake.spark, I.validate_edges(raw, config.ingest))
+    ranked = ranked_batch(lake.spark, I.validate_edges(raw, config.ingest, policy))
     resolved = batch_pages = rejects = None
     try:
         # the rejects (a few % of the records) are taken from the windowed records (in memory), not
@@ -42,7 +45,7 @@ def ingest_edges(lake: Lake, config: Config, raw: DataFrame, report: IngestRepor
         count_rejects(rejects, report)
         report.read = ranked.records
         report.written = report.read - report.rejected
-        T.ensure_core_tables(lake)
+        T.ensure_core_tables(lake, policy_properties(config.urls, policy))
         report.rejects_inserted = T.write_rejects(lake, rejects)
         rejects.unpersist()
         links = I.representatives(ranked.frame)
@@ -103,8 +106,9 @@ def _upsert_url_pages(lake: Lake, links: DataFrame, report: IngestReport,
     return pages_read_version, (first_new_id if alone and report.pages_inserted else None), batch_pages
 
 
-def ingest_arcs(lake: Lake, config: Config, arcs_raw: DataFrame, report: IngestReport) -> None:
-    """Validate an arc list (node ids, no URLs) and upsert it into a lake of its own."""
+def ingest_arcs(lake: Lake, config: Config, arcs_raw: DataFrame, report: IngestReport, policy: UrlPolicy) -> None:
+    """Validate an arc list (node ids, no URLs) and upsert it into a lake of its own (``pages``
+    records ``policy`` all the same: a lake has one)."""
     arcs = I.validate_arcs(arcs_raw, config.ingest).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         report.read = arcs.count()
@@ -114,7 +118,7 @@ def ingest_arcs(lake: Lake, config: Config, arcs_raw: DataFrame, report: IngestR
         count_rejects(rejects, report)
         report.written = valid.count()
 
-        T.ensure_core_tables(lake)
+        T.ensure_core_tables(lake, policy_properties(config.urls, policy))
         if lake.read(S.PAGES_TABLE).where(F.col(S.URL).isNotNull()).limit(1).count():
             raise readers.InputSchemaError(
                 f"lake {lake.root} holds URL pages; an arc list's node ids need a lake of their own"

@@ -24,6 +24,7 @@ from linkgraph.lake import tables
 from linkgraph.lake.config import Config
 from linkgraph.lake.context import Report, StepContext
 from linkgraph.lake.delta import Lake
+from linkgraph.lake.lakepolicy import url_policy
 from linkgraph.rank import teleport as T
 from linkgraph.rank.engine import BlockEngine, IterationStat, RankParams, RankResult
 from linkgraph.rank.gf import graphframes_pagerank
@@ -31,6 +32,7 @@ from linkgraph.rank.graph import VERTEX, RankGraph, build_rank_graph
 from linkgraph.rank.naive import naive_pagerank
 from linkgraph.steps.rank_state import DeltaStateStore
 from linkgraph.steps.registry import RunPlan, Step, Task, checked_run_id, comma_groups, option, with_params
+from linkgraph.urlpolicy import DEFAULT_POLICY, UrlPolicy
 from linkgraph.urls import canonical_seed_urls
 
 log = logging.getLogger(__name__)
@@ -100,10 +102,11 @@ def _run(ctx: StepContext, personalization: PersonalizationSpec | None = None,
         raise readers.InputSchemaError("the pages table is empty: nothing to rank")
     graph.edges = graph.edges.persist(StorageLevel.MEMORY_AND_DISK)
     graph.n_edges = graph.edges.count()
-    teleport, n_vectors = teleport_vectors(lake, graph, pages, links, personalization)
-    trusted = _trusted_seeds(ctx, personalization)
+    policy = url_policy(ctx.config, ctx.spark)
+    teleport, n_vectors = teleport_vectors(lake, graph, pages, links, personalization, policy)
+    trusted = _trusted_seeds(ctx, personalization, policy)
     if trusted:
-        teleport, n_vectors = trust_teleport(graph, pages, trusted)
+        teleport, n_vectors = trust_teleport(graph, pages, trusted, policy)
     params = RankParams.from_config(rc)
     # "host_order": vertices numbered by url_key, so a rank state saved by a version that numbered
     # them by page id is never resumed
@@ -139,11 +142,13 @@ def finished_run(lake: Lake, run_id: str) -> RankRunReport | None:
 
 
 def teleport_vectors(lake: Lake, graph: RankGraph, pages: DataFrame, links: DataFrame,
-                     personalization: PersonalizationSpec) -> tuple[DataFrame | None, int]:
-    """(teleport vectors persisted, or None for uniform; how many vectors)."""
+                     personalization: PersonalizationSpec,
+                     policy: UrlPolicy = DEFAULT_POLICY) -> tuple[DataFrame | None, int]:
+    """(teleport vectors persisted, or None for uniform; how many vectors); seed URLs are
+    canonicalised under ``policy``."""
     teleport, n_vectors = None, 1
     if personalization.seeds:
-        teleport = T.from_seed_urls(graph.page_vertices, pages, personalization.seeds)
+        teleport = T.from_seed_urls(graph.page_vertices, pages, personalization.seeds, policy)
         n_vectors = len(personalization.seeds)
         T.check_covered(teleport, [",".join(g) for g in personalization.seeds])
     elif personalization.topics:
@@ -160,7 +165,7 @@ def teleport_vectors(lake: Lake, graph: RankGraph, pages: DataFrame, links: Data
     return teleport, n_vectors
 
 
-def _trusted_seeds(ctx: StepContext, personalization: PersonalizationSpec) -> list[str]:
+def _trusted_seeds(ctx: StepContext, personalization: PersonalizationSpec, policy: UrlPolicy) -> list[str]:
     """The canonical trusted seed URLs when this run computes a trust vector (else [])."""
     seeds = ctx.config.scores.trusted_seeds
     if not seeds:
@@ -171,13 +176,14 @@ def _trusted_seeds(ctx: StepContext, personalization: PersonalizationSpec) -> li
     if ctx.config.rank.engine != "fast":
         log.warning("pagerank: scores.trusted_seeds ignored: the %s engine computes one vector", ctx.config.rank.engine)
         return []
-    return sorted({str(c.url) for c in canonical_seed_urls(list(seeds), "scores.trusted_seeds")})
+    return sorted({str(c.url) for c in canonical_seed_urls(list(seeds), "scores.trusted_seeds", policy)})
 
 
-def trust_teleport(graph: RankGraph, pages: DataFrame, trusted: list[str]) -> tuple[DataFrame, int]:
+def trust_teleport(graph: RankGraph, pages: DataFrame, trusted: list[str],
+                   policy: UrlPolicy = DEFAULT_POLICY) -> tuple[DataFrame, int]:
     """(teleport vectors persisted: 0 uniform over all pages, 1 uniform over the trusted pages; 2)."""
     uniform = T.uniform_vector(pages.sparkSession, 0)   # implicit: one marker row, not n entries
-    trust = T.from_seed_urls(graph.page_vertices, pages, [trusted]).withColumn(S.VECTOR_ID, F.lit(1))
+    trust = T.from_seed_urls(graph.page_vertices, pages, [trusted], policy).withColumn(S.VECTOR_ID, F.lit(1))
     teleport = uniform.unionByName(trust).persist(StorageLevel.MEMORY_AND_DISK)
     core = teleport.where(F.col(S.VECTOR_ID) == 1).count()
     if core == 0:

@@ -80,6 +80,7 @@ from linkgraph.lake import tables as T
 from linkgraph.lake.config import Config
 from linkgraph.lake.context import Report, StepContext, reasons_text
 from linkgraph.lake.delta import Lake
+from linkgraph.lake.lakepolicy import check_lake_policy, url_policy
 from linkgraph.lake.leases import Lease
 from linkgraph.lake.rows import one_row
 from linkgraph.rank import reward as R
@@ -119,15 +120,17 @@ class SignalsReport(Report):
                 f"(+{self.inserted} new, {self.updated} updated; rejects by reason: {reasons})")
 
 
-def ingest_page_signals(spark: SparkSession, lake: Lake, path: str, source: str | None = None) -> SignalsReport:
-    """Read, validate and MERGE a page-signals JSON lines file; bad records go to ``rejects``."""
+def ingest_page_signals(spark: SparkSession, lake: Lake, path: str, source: str | None = None,
+                        policy: urls.UrlPolicy = urls.DEFAULT_POLICY) -> SignalsReport:
+    """Read, validate and MERGE a page-signals JSON lines file, its URLs canonicalised under
+    ``policy``; bad records go to ``rejects``."""
     started = time.monotonic()
     report = SignalsReport(source=source or str(path))
     raw = SG.read_page_signals(spark, path).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         report.read = raw.count()
-        checked = SG.check_page_signals(raw).persist(StorageLevel.MEMORY_AND_DISK)
-        signals, rejects = SG.split_page_signals(checked, report.source)
+        checked = SG.check_page_signals(raw, policy).persist(StorageLevel.MEMORY_AND_DISK)
+        signals, rejects = SG.split_page_signals(checked, report.source, policy)
         rejects = rejects.persist(StorageLevel.MEMORY_AND_DISK)
         report.rejected_by_reason = T.count_by_reason(rejects)
         report.rejected = sum(report.rejected_by_reason.values())
@@ -235,7 +238,8 @@ def _run(ctx: StepContext, rounds: int | None = None, seeds: list[str] | None = 
     rounds = rc.rounds if rounds is None else rounds
     if rounds < 0:
         raise ConfigError("--rounds must not be negative")
-    canonical = urls.canonical_seed_urls(list(rc.seeds) + list(seeds or []), "reward.seeds")
+    policy = url_policy(ctx.config, ctx.spark)
+    canonical = urls.canonical_seed_urls(list(rc.seeds) + list(seeds or []), "reward.seeds", policy)
     seed_urls = [seed.url for seed in canonical if seed.url is not None]
     lake.require(S.PAGES_TABLE, S.LINKS_TABLE)
     with Lease(ctx.spark, lake.root, REWARD_STEP, ctx.run_id) as lease:
@@ -247,7 +251,8 @@ def _run(ctx: StepContext, rounds: int | None = None, seeds: list[str] | None = 
         if finished:
             return _finished_report(ctx, report, finished)
         if signals_path is not None:
-            report.signals = ingest_page_signals(ctx.spark, lake, signals_path, signals_source)
+            check_lake_policy(lake, ctx.config.urls)
+            report.signals = ingest_page_signals(ctx.spark, lake, signals_path, signals_source, policy)
         _compute(ctx, report, seed_urls)
     report.seconds = ctx.elapsed()
     log.info(report.summary())

@@ -30,6 +30,7 @@ from linkgraph.lake.config import Config
 from linkgraph.lake.context import Report, StepContext
 from linkgraph.lake.delta import Lake
 from linkgraph.lake.ids import number_in_order
+from linkgraph.lake.lakepolicy import url_policy
 from linkgraph.lake.rows import one_row
 from linkgraph.lake.tables import latest_rank_run_id
 from linkgraph.steps.registry import RunPlan, Step, Task, checked_run_id, option
@@ -79,7 +80,7 @@ def _run(ctx: StepContext, seeds: list[str] | None = None) -> ScoresReport:
     lake = ctx.lake
     lake.require(S.PAGES_TABLE, S.LINKS_TABLE)
     seeds = list(seeds if seeds is not None else ctx.config.scores.seeds)
-    canonical = canonical_seed_urls(seeds, "scores.seeds")
+    canonical = canonical_seed_urls(seeds, "scores.seeds", url_policy(ctx.config, ctx.spark))
     if not canonical:
         log.info("scores: no seed URLs (scores.seeds, --seeds): every page is in scope, without hop depth")
     flags_run = flags_of_rank_run(lake)

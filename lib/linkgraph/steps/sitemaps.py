@@ -19,6 +19,7 @@ from linkgraph.lake import schemas as S
 from linkgraph.lake import tables as T
 from linkgraph.lake.config import Config
 from linkgraph.lake.context import Report, StepContext, reasons_text
+from linkgraph.lake.lakepolicy import check_lake_policy, url_policy
 from linkgraph.lake.paths import count_files
 from linkgraph.steps.registry import RunPlan, Step, Task, option
 
@@ -58,10 +59,11 @@ class SitemapReport(Report):
         )
 
 
-def _limits(config: Config) -> SM.SitemapLimits:
+def _limits(ctx: StepContext) -> SM.SitemapLimits:
+    config = ctx.config
     return SM.SitemapLimits(max_bytes=config.scores.sitemap_max_bytes,
                             max_line_bytes=config.scores.sitemap_max_line_bytes,
-                            max_url_length=config.ingest.max_url_length)
+                            max_url_length=config.ingest.max_url_length, url_policy=url_policy(config, ctx.spark))
 
 
 def _parsed(files: DataFrame, limits: SM.SitemapLimits) -> DataFrame:
@@ -79,8 +81,9 @@ def _parsed(files: DataFrame, limits: SM.SitemapLimits) -> DataFrame:
 
 def _run(ctx: StepContext, input_path: str) -> SitemapReport:
     report = SitemapReport(source=str(input_path))
+    check_lake_policy(ctx.lake, ctx.config.urls)
     files = ctx.spark.read.format("binaryFile").option("recursiveFileLookup", "true").load(str(input_path))
-    parsed = _parsed(files, _limits(ctx.config)).persist(StorageLevel.MEMORY_AND_DISK)
+    parsed = _parsed(files, _limits(ctx)).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         _count(files, parsed, report)
         report.skipped = count_files(ctx.spark, str(input_path)) - report.files

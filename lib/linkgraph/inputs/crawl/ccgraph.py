@@ -12,9 +12,9 @@ Import, so that the ranking jobs run on the graph as published:
 
 * every vertex becomes a page with ``page_id`` = its Common Crawl id (their order is already the
   lake's reversed-host order), ``host`` the name un-reversed, ``url`` ``http://<host>/``
-  (canonicalised when possible), ``url_key`` ``<rev_host>/`` and the registered domain by the
-  Public Suffix List (null when the name has no known public suffix: the vertex is kept, as
-  published).  ``n_hosts`` is not stored.
+  (canonicalised when possible, under the ``urls`` policy but for ``fold_www``), ``url_key``
+  ``<rev_host>/`` and the registered domain by the Public Suffix List (null when the name has no
+  known public suffix: the vertex is kept, as published).  ``n_hosts`` is not stored.
 * every edge becomes a link; INTERNAL when both ends share a registered domain, else EXTERNAL; no
   anchor, context, position or dates (the published graph has none).
 * rejected, with a reason: lines that are not ``id<TAB>name[<TAB>n]`` / ``id<TAB>id``
@@ -27,6 +27,8 @@ other URLs at the same ids stops with an input error before anything is written.
 
 from __future__ import annotations
 
+import dataclasses
+
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
@@ -35,6 +37,7 @@ from linkgraph.inputs import readers
 from linkgraph.lake import paths
 from linkgraph.lake import schemas as S
 from linkgraph.lake.config import Config
+from linkgraph.urlpolicy import DEFAULT_POLICY, UrlPolicy
 
 REV_HOST = "rev_host"
 
@@ -79,11 +82,12 @@ def read_vertices(spark: SparkSession, files: list[str]) -> DataFrame:
     )
 
 
-def vertex_pages(vertices: DataFrame) -> DataFrame:
-    """Valid vertices as rows of the ``pages`` schema."""
+def vertex_pages(vertices: DataFrame, policy: UrlPolicy = DEFAULT_POLICY) -> DataFrame:
+    """Valid vertices as rows of the ``pages`` schema, canonicalised under ``policy`` but for
+    ``fold_www``: the graph's hosts are its vertices, none is merged into another."""
     host = F.array_join(F.reverse(F.split(F.col(REV_HOST), r"\.")), ".")
     built_url = F.concat(F.lit("http://"), host, F.lit("/"))
-    canonical = I.canonical_url(built_url)
+    canonical = I.canonical_url_udf(dataclasses.replace(policy, fold_www=False))(built_url)
     return (
         vertices.withColumn("_host", host)
         .withColumn("_canonical", canonical)

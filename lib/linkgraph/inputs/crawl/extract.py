@@ -26,6 +26,7 @@ from linkgraph.inputs.crawl.htmlguard import ParseBudget, html_cost_problem
 from linkgraph.inputs.crawl.htmllinks import extract_page, resolve
 from linkgraph.inputs.crawl.warc import MALFORMED_RECORD, ReadProblem, WarcRecord
 from linkgraph.inputs.crawl.watlinks import wat_page
+from linkgraph.urlpolicy import DEFAULT_POLICY, UrlPolicy
 
 EDGE, PAGE, REDIRECT, SKIPPED, REJECTED = "edge", "page", "redirect", "skipped", "rejected"
 RECORD_KINDS = (PAGE, REDIRECT, SKIPPED, REJECTED)
@@ -43,21 +44,23 @@ COLUMNS = (
 @dataclass(frozen=True)
 class ExtractSettings:
     """Limits of extraction (``crawl`` section of the config): payload bytes, characters, the
-    parse budget of one HTML page, the decompressed bytes of one WAT record."""
+    parse budget of one HTML page, the decompressed bytes of one WAT record; and the URL policy
+    page URLs are canonicalised under (shipped to the tasks with the settings)."""
 
     max_page_bytes: int = 5_000_000
     max_text_chars: int = 20_000
     context_chars: int = 50
     budget: ParseBudget = field(default_factory=ParseBudget)
     max_wat_record_bytes: int = 5_000_000
+    url_policy: UrlPolicy = DEFAULT_POLICY
 
     @classmethod
-    def from_config(cls, crawl: Any) -> ExtractSettings:
-        """The settings of a ``CrawlConfig`` (``config.crawl``)."""
+    def from_config(cls, crawl: Any, url_policy: UrlPolicy = DEFAULT_POLICY) -> ExtractSettings:
+        """The settings of a ``CrawlConfig`` (``config.crawl``) under ``url_policy``."""
         budget = ParseBudget(crawl.max_html_depth, crawl.max_parse_work, crawl.max_parse_elements,
                              crawl.max_parse_bytes, crawl.max_parse_seconds)
         return cls(crawl.max_page_bytes, crawl.max_text_chars, crawl.context_chars, budget,
-                   crawl.max_wat_record_bytes)
+                   crawl.max_wat_record_bytes, url_policy)
 
     def payload_limit(self, fmt: str) -> int:
         """Most bytes of a record's payload read into memory: a WAT record's JSON, else a page."""
@@ -100,7 +103,7 @@ def _skipped(record: WarcRecord, file: str, why: str) -> dict:
 
 
 def _page_row(record_id, offset, file, page_url, title, text, feeds, fetched, link_count, settings) -> dict:
-    canonical = urls.canonicalize(page_url)
+    canonical = urls.canonicalize(page_url, settings.url_policy)
     detail = None if canonical.reason is None else f"{file}: page_signals of record {record_id}: {canonical.detail}"
     return _row(
         PAGE, file, record_id, offset, from_url=page_url, url=canonical.url, reason=canonical.reason,
