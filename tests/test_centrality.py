@@ -35,6 +35,7 @@ from linkgraph.rank.hyperball import (
     single_block,
     task_bytes,
 )
+from linkgraph.rank.plan import centrality_cost
 from linkgraph.steps import centrality
 from steps_support import ingest_step
 
@@ -164,6 +165,24 @@ def test_centrality_refuses_a_level_over_the_budget_and_names_the_level_that_fit
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert f"HyperBall over the page graph ({pages} nodes) needs" in line, line
     assert "(rank.block_bytes); refused before any iteration; the host level fits" in line, line
+
+
+def test_centrality_refuses_a_run_over_the_shuffle_limit_and_names_the_level_that_fits(exported, tmp_path, capsys):
+    """Blocks of 50 nodes: the sample's page graph (272 pages, 6 blocks) would ship its block states
+    and merged counters every iteration, the host graph (one block) nothing; with
+    ``centrality.max_shuffle_bytes`` between the two the page level is refused before any
+    iteration, with what it would need, and the host level named as fitting."""
+    work, lake = exported
+    pages, links = lake.read(S.PAGES_TABLE).count(), lake.read(S.LINKS_TABLE).count()
+    page_cost = centrality_cost(pages, links, 256, 50, 64 << 20)
+    assert page_cost.blocks == 6 and page_cost.shuffle_bytes > 1 << 20
+    conf = tmp_path / "shuffle.yaml"
+    conf.write_text("centrality:\n  block_max_nodes: 50\n  max_shuffle_bytes: 1048576\n")
+    assert main(["centrality", "--level", "page", "--lake", str(work / "lake"), "--conf", str(conf)]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert f"HyperBall over the page graph ({pages:,} nodes," in line, line
+    assert "6 blocks" in line and "over 80 iterations" in line and "core-hours" in line, line
+    assert "over centrality.max_shuffle_bytes (1.0 MiB); refused before any iteration; the host level fits" in line
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,16 @@ import pytest
 from linkgraph.cli import main
 from linkgraph.rank.blocks import plan_blocks
 from linkgraph.rank.engine import RankParams
-from linkgraph.rank.plan import PlanInputs, block_plan, make_plan, parse_count, shuffle_bytes_per_iteration
+from linkgraph.rank.hyperball import node_bytes
+from linkgraph.rank.plan import (
+    BALL_ITERATIONS,
+    PlanInputs,
+    block_plan,
+    centrality_cost,
+    make_plan,
+    parse_count,
+    shuffle_bytes_per_iteration,
+)
 
 
 def plan_lines(capsys, *argv: str) -> dict[str, str]:
@@ -91,3 +100,20 @@ def test_scaling_doc_quotes_the_plan(capsys):
     assert main(["plan", "--links", "10e9", "--pages", "1e9", "--cores", "400",
                  "--conf", str(root / "conf" / "cluster.yaml")]) == 0
     assert quoted == capsys.readouterr().out.strip().splitlines()
+
+
+def test_plan_prices_page_level_centrality_and_says_whether_it_would_be_refused(capsys):
+    """At 1e9 pages and 1e10 links every HyperBall iteration ships the block states three times and
+    a merged counter per partial entry: terabytes per iteration, refused by the default 10 TiB
+    limit; a 1e5-page graph fits."""
+    lines = plan_lines(capsys, "--links", "10e9", "--pages", "1e9", "--cores", "400")
+    cost = centrality_cost(10**9, 10**10, 256, 1_000_000, 64 << 20)
+    assert int(lines["centrality_page_shuffle_bytes_per_iteration"]) == cost.shuffle_bytes_per_iteration
+    assert int(lines["centrality_page_shuffle_bytes"]) == BALL_ITERATIONS * cost.shuffle_bytes_per_iteration
+    assert cost.shuffle_bytes_per_iteration > 3 * 10**9 * node_bytes(256) > 10**12
+    assert float(lines["centrality_page_hours"]) == pytest.approx(float(lines["centrality_page_core_hours"]) / 400,
+                                                                  abs=0.01)
+    assert lines["centrality_page"] == "refused"
+    small = plan_lines(capsys, "--links", "1e6", "--pages", "1e5", "--cores", "8")
+    assert small["centrality_page"] == "fits" and int(small["centrality_page_blocks"]) > 1
+

@@ -382,7 +382,7 @@ def _measured_graph(args: argparse.Namespace, config: Config) -> tuple[int, int]
 def cmd_plan(args: argparse.Namespace, config: Config) -> int:
     """``key=value`` lines of ``linkgraph.rank.plan.make_plan`` for the graph and the cluster."""
     from linkgraph.rank.engine import RankParams
-    from linkgraph.rank.plan import PlanInputs, make_plan
+    from linkgraph.rank.plan import PlanInputs, centrality_lines, make_plan
 
     links, pages = _count_arg(args.links, "--links"), _count_arg(args.pages, "--pages")
     if links is None or pages is None:
@@ -391,7 +391,8 @@ def cmd_plan(args: argparse.Namespace, config: Config) -> int:
     params = RankParams.from_config(config.rank)
     inputs = PlanInputs(links, pages, _positive(args.vectors, "--vectors"), _positive(args.cores, "--cores"),
                         _positive(args.executor_cores, "--executor-cores"))
-    print("\n".join(make_plan(inputs, params).lines()))
+    print("\n".join(make_plan(inputs, params).lines() + centrality_lines(inputs, config.centrality,
+                                                                             params.block_bytes)))
     return 0
 
 

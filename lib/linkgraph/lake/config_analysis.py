@@ -290,8 +290,15 @@ class CentralityConfig:
         "(`src_pages`); a source's rank is split in proportion to its edges' weights (networkx's weighted "
         "PageRank). Harmonic centrality counts hops, unweighted; the page graph has no weights (refused with "
         "exit 2); `--weight` overrides", "`none`, `links` or `pages`")
+    max_shuffle_bytes: int = key(
+        10 * (1 << 40), "a graph over several blocks whose run would shuffle more than this (the block states "
+        "and merged counters of every iteration, for the iterations a web graph's balls grow: "
+        "`linkgraph plan` prints it per level) is refused before any iteration, with the bytes and core-hours "
+        "it would need and the levels that fit", "bytes, > 0; 10 TiB")
 
     def __post_init__(self) -> None:
+        if self.max_shuffle_bytes <= 0:
+            raise ConfigError(f"centrality.max_shuffle_bytes must be positive, got {self.max_shuffle_bytes}")
         if self.registers < 16 or self.registers > 65536 or self.registers & (self.registers - 1):
             raise ConfigError(f"centrality.registers must be a power of 2 in 16..65536, got {self.registers}")
         if self.block_max_nodes <= 0 or self.max_iter <= 0:

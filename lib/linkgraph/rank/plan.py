@@ -39,6 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from linkgraph.lake.config_analysis import CentralityConfig
 from linkgraph.rank import hyperball
 from linkgraph.rank.blocks import LINK_BYTES, PLAN_BUCKETS, ROW_BYTES, BlockPlan, plan_blocks
 from linkgraph.rank.engine import RankParams
@@ -223,11 +224,32 @@ class CentralityCost:
     def shuffle_bytes(self) -> int:
         return self.shuffle_bytes_per_iteration * BALL_ITERATIONS
 
-    def describe(self, cores: int) -> str:
-        hours = self.core_seconds / max(cores, 1) / 3600
+    @property
+    def core_hours(self) -> float:
+        return self.core_seconds / 3600
+
+    def describe(self) -> str:
         return (f"{self.blocks:,} blocks, {hyperball.size_text(self.shuffle_bytes_per_iteration)} shuffled per "
                 f"iteration, {hyperball.size_text(self.shuffle_bytes)} over {BALL_ITERATIONS} iterations, "
-                f"{self.core_seconds / 3600:,.0f} core-hours of spreads ({hours:,.1f} h on {cores:,} cores)")
+                f"{self.core_hours:,.1f} core-hours of counter merges")
+
+    def fits(self, max_shuffle_bytes: int) -> bool:
+        return self.shuffle_bytes <= max_shuffle_bytes
+
+
+def centrality_lines(inputs: PlanInputs, centrality: CentralityConfig, block_bytes: int) -> list[str]:
+    """``linkgraph plan``'s lines for page-level ``linkgraph centrality`` on the planned graph: its
+    shuffle per iteration and per run, its core-hours and hours on the cores, and whether it fits
+    ``centrality.max_shuffle_bytes`` (``fits``) or would be refused (``refused``)."""
+    cost = centrality_cost(inputs.pages, inputs.links, centrality.registers, centrality.block_max_nodes, block_bytes)
+    return [
+        f"centrality_page_blocks={cost.blocks}",
+        f"centrality_page_shuffle_bytes_per_iteration={cost.shuffle_bytes_per_iteration}",
+        f"centrality_page_shuffle_bytes={cost.shuffle_bytes}",
+        f"centrality_page_core_hours={cost.core_hours:.1f}",
+        f"centrality_page_hours={cost.core_hours / inputs.cores:.2f}",
+        f"centrality_page={'fits' if cost.fits(centrality.max_shuffle_bytes) else 'refused'}",
+    ]
 
 
 def centrality_cost(nodes: int, arcs: int, registers: int, block_max_nodes: int, block_bytes: int

@@ -22,7 +22,7 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from linkgraph.errors import UsageError
+from linkgraph.errors import HyperBallTooLarge, UsageError
 from linkgraph.graph.levelgraph import DST, NAME, NODE_ID, SRC, WEIGHT_COLUMNS, level_graph, required_tables
 from linkgraph.lake import schemas as S
 from linkgraph.lake import tables as T
@@ -31,7 +31,8 @@ from linkgraph.lake.context import Report, StepContext
 from linkgraph.lake.ids import number_in_order
 from linkgraph.rank.engine import BlockEngine, RankParams
 from linkgraph.rank.graph import VERTEX, RankGraph
-from linkgraph.rank.hyperball import BallStep, HyperBall, relative_standard_error, require_fits
+from linkgraph.rank.hyperball import BallStep, HyperBall, relative_standard_error, require_fits, size_text
+from linkgraph.rank.plan import CentralityCost, centrality_cost
 from linkgraph.steps.registry import Step, option, with_params
 
 log = logging.getLogger(__name__)
@@ -88,6 +89,7 @@ def _run(ctx: StepContext, level: str) -> CentralityReport:
         need = hyperball.needs(graph.n, report.arcs)
         if need.total > rc.block_bytes:
             require_fits(need, rc.block_bytes, f"the {level} graph", _fitting_level(ctx, hyperball, level))
+        _require_affordable(ctx, hyperball, level, graph.n, report.arcs)
         balls = hyperball.run(edges.select(SRC, DST), graph.n, progress=_log_step, arcs=report.arcs)
         params = RankParams.from_config(rc)
         ranked = BlockEngine(ctx.spark, params).run(RankGraph(vertices=None, edges=edges, n=graph.n))
@@ -103,20 +105,38 @@ def _run(ctx: StepContext, level: str) -> CentralityReport:
     return report
 
 
+def _cost(ctx: StepContext, nodes: int, arcs: int) -> CentralityCost:
+    cc = ctx.config.centrality
+    return centrality_cost(nodes, arcs, cc.registers, cc.block_max_nodes, ctx.config.rank.block_bytes)
+
+
+def _require_affordable(ctx: StepContext, hyperball: HyperBall, level: str, nodes: int, arcs: int) -> None:
+    """Refuse, before any iteration, a run that would shuffle more than ``centrality.max_shuffle_bytes``
+    (``linkgraph.rank.plan.centrality_cost``), naming what it needs and the levels that fit."""
+    cost, limit = _cost(ctx, nodes, arcs), ctx.config.centrality.max_shuffle_bytes
+    if not cost.fits(limit):
+        raise HyperBallTooLarge(
+            f"centrality: HyperBall over the {level} graph ({nodes:,} nodes, {arcs:,} arcs) would need "
+            f"{cost.describe()}, over centrality.max_shuffle_bytes ({size_text(limit)}); refused before any "
+            f"iteration; {_fitting_level(ctx, hyperball, level)}")
+
+
 def _fitting_level(ctx: StepContext, hyperball: HyperBall, refused: str) -> str:
-    """Which of the other levels' graphs in the lake fit the block budget (sized from their
-    tables' rows), for the refusal's message."""
-    needs = []
+    """Which of the other levels' graphs in the lake fit the block budget and the shuffle limit
+    (sized from their tables' rows), for the refusal's message."""
+    fitting = []
     for level in S.CENTRALITY_LEVELS:
         nodes_table, links_table = required_tables(level)
-        if level != refused and ctx.lake.exists(nodes_table) and ctx.lake.exists(links_table):
-            needs.append((level, hyperball.needs(ctx.lake.read(nodes_table).count(),
-                                                 ctx.lake.read(links_table).count())))
-    fitting = [f"the {level} level fits ({need.nodes:,} nodes, {need.describe()})"
-               for level, need in needs if need.total <= hyperball.block_bytes]
+        if level == refused or not (ctx.lake.exists(nodes_table) and ctx.lake.exists(links_table)):
+            continue
+        nodes, arcs = ctx.lake.read(nodes_table).count(), ctx.lake.read(links_table).count()
+        need, cost = hyperball.needs(nodes, arcs), _cost(ctx, nodes, arcs)
+        if need.total <= hyperball.block_bytes and cost.fits(ctx.config.centrality.max_shuffle_bytes):
+            fitting.append(f"the {level} level fits ({nodes:,} nodes, {need.describe()}; {cost.describe()})")
     if fitting:
         return "; ".join(fitting)
-    return "no level fits: raise rank.block_bytes, or lower centrality.registers"
+    return ("no level fits: raise rank.block_bytes or centrality.max_shuffle_bytes, or lower "
+            "centrality.registers")
 
 
 def centrality_rows(vertices: DataFrame, harmonic: DataFrame, ranks: DataFrame, level: str, iterations: int,
