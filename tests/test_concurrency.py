@@ -250,7 +250,7 @@ def test_crawl_format_ingests_are_retried_on_a_conflict(spark, tmp_path, monkeyp
 
     attempts = []
 
-    def conflicting_once(ctx, input_path, given_fmt):
+    def conflicting_once(ctx, input_path, given_fmt, policy):
         attempts.append((ctx.run_id, given_fmt))
         if len(attempts) == 1:
             raise ConcurrentAppendException("Files were added to the root of the table by a concurrent update.")
