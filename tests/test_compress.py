@@ -458,6 +458,7 @@ def test_a_url_is_looked_up_in_the_pages_file_its_url_key_names(spark, tmp_path)
         directory.page_id("http://b.n.com/nothing")
 
 
+@pytest.mark.slow
 def test_links_compressed_reads_one_block_per_direction_without_pyspark(spark, tmp_path):
     """``linkgraph links --compressed`` in a fresh process: no pyspark, py4j or pandas module is imported;
     the Parquet files read are pages files, then the order chunk of the page, the one block file of

@@ -52,6 +52,7 @@ def test_if_present_a_missing_required_input_exits_3_before_spark_starts(tmp_pat
     assert not (tmp_path / "lake").exists()
 
 
+@pytest.mark.slow
 def test_a_rank_run_of_a_given_id_is_found_again_on_the_same_links(spark, tmp_path, capsys):
     """A scheduler's re-run of a day (``--run-id``) finds the run it finished and writes nothing;
     once the links change, the same id ranks again."""
@@ -153,6 +154,7 @@ def test_the_working_directory_config_is_not_read_implicitly(tmp_path, monkeypat
     assert "spark.jars.packages" not in config.spark.conf and config.lake.path == "lake"
 
 
+@pytest.mark.slow
 def test_spark_side_user_errors_exit_2_with_one_line(spark, tmp_path, capsys):
     lake = str(tmp_path / "lake")
     gml_dir = tmp_path / "graphs"

@@ -445,6 +445,7 @@ def test_rank_params_come_from_every_field_of_the_rank_config():
     assert RankParams.from_config(config.rank, max_iter=2).max_iter == 2
 
 
+@pytest.mark.slow
 def test_params_given_to_run_are_honoured_and_tol_is_refused_where_it_does_not_apply(spark, tmp_path):
     """``pagerank.run(ctx, Params(tol=…, max_iter=…))`` — the idiom of tests and benches — means
     what the flags mean; ``--tol`` with the graphframes engine (a fixed iteration count) is a

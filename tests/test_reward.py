@@ -594,6 +594,7 @@ def test_a_run_without_seeds_or_signals_scores_every_page_and_prunes_nothing(spa
     assert "pruned_pages=0 pruned_links=0" in out
 
 
+@pytest.mark.slow
 def test_a_prune_of_more_than_max_prune_share_is_refused_and_nothing_is_pruned(spark, tmp_path, lake_dir, capsys):
     """The prune of the small lake takes 2 of its 5 pages (40%): with ``reward.max_prune_share``
     0.3 the run stops with exit 2 and one line naming the counts and the key, before it writes any

@@ -456,6 +456,7 @@ def test_ingest_into_a_lake_of_another_policy_is_refused_with_exit_2(spark, tmp_
     assert main(["ingest-sitemaps", "--input", edges, "--conf", conf]) == 2
 
 
+@pytest.mark.slow
 def test_a_lake_written_before_policies_counts_as_written_under_the_defaults(spark, tmp_path, capsys):
     lake_dir = tmp_path / "lake"
     edges = _edges(tmp_path / "edges.jsonl", [("http://www.example.com/a", "http://example.org/")])
