@@ -8,6 +8,7 @@ from pyspark.sql import functions as F
 
 from linkgraph.compress import ConnectivityIndex
 from linkgraph.lake import schemas as S
+from linkgraph.lake import tables as T
 from linkgraph.lake.context import StepContext
 from linkgraph.lake.delta import Lake
 from linkgraph.lake.lakepolicy import url_policy
@@ -36,16 +37,16 @@ def links(ctx: StepContext, direction: str, url: str) -> DataFrame:
     ``url`` is canonicalised like ingest; an unknown or malformed URL raises ``LookupError``.
     """
     lake = ctx.lake
-    lake.require(S.PAGES_TABLE, S.FORWARD_INDEX_TABLE, S.REVERSE_INDEX_TABLE, S.ANCHOR_INDEX_TABLE)
-    pages = lake.read(S.PAGES_TABLE)
+    T.require(lake, T.PAGES, T.FORWARD_INDEX, T.REVERSE_INDEX, T.ANCHOR_INDEX)
+    pages = T.PAGES.read(lake)
     page_id = page_id_of(lake, pages, url, url_policy(ctx.config, ctx.spark))
     if direction == "anchors":
-        row = lake.read(S.ANCHOR_INDEX_TABLE).where(F.col(S.PAGE_ID) == page_id)
+        row = T.ANCHOR_INDEX.read(lake).where(F.col(S.PAGE_ID) == page_id)
         return row.select(F.posexplode(S.ANCHORS).alias("position", "entry")).select(
             "position", "entry.*").orderBy("position").drop("position")
-    table, ids = (S.FORWARD_INDEX_TABLE, S.TARGET_IDS) if direction == "out" else (S.REVERSE_INDEX_TABLE, S.SOURCE_IDS)
+    table, ids = (T.FORWARD_INDEX, S.TARGET_IDS) if direction == "out" else (T.REVERSE_INDEX, S.SOURCE_IDS)
     # the page's rows are chunks of at most analysis.max_list_entries ids: chunk order, then position
-    neighbours = lake.read(table).where(F.col(S.PAGE_ID) == page_id).select(
+    neighbours = table.read(lake).where(F.col(S.PAGE_ID) == page_id).select(
         S.CHUNK, F.posexplode(ids).alias("position", S.PAGE_ID))
     return neighbours.join(pages.select(S.PAGE_ID, S.URL), on=S.PAGE_ID, how="left").orderBy(
         S.CHUNK, "position").select(S.URL, S.PAGE_ID)
@@ -57,8 +58,8 @@ def links_compressed(ctx: StepContext, direction: str, url: str, limit: int) -> 
     read, however long the list) as dicts of url and page_id, in id order; URL <-> id through
     ``pages``."""
     lake = ctx.lake
-    lake.require(S.PAGES_TABLE, S.LINKS_COMPRESSED_FORWARD_TABLE)
-    pages = lake.read(S.PAGES_TABLE)
+    T.require(lake, T.PAGES, T.LINKS_COMPRESSED_FORWARD)
+    pages = T.PAGES.read(lake)
     page_id = page_id_of(lake, pages, url, url_policy(ctx.config, ctx.spark))
     index = ConnectivityIndex.open(lake)   # reads the block holding the page, not the whole graph
     ids = (index.out_links if direction == "out" else index.in_links)(page_id, limit=limit)
@@ -68,6 +69,6 @@ def links_compressed(ctx: StepContext, direction: str, url: str, limit: int) -> 
 
 def frontier(ctx: StepContext, top: int) -> list[dict]:
     """The first ``top`` frontier rows (position order) as dicts, for export by the CLI."""
-    ctx.lake.require(S.FRONTIER_TABLE)
-    rows = ctx.lake.read(S.FRONTIER_TABLE).orderBy("position").limit(top).collect()
+    T.FRONTIER.require(ctx.lake)
+    rows = T.FRONTIER.read(ctx.lake).orderBy("position").limit(top).collect()
     return [row.asDict() for row in rows]

@@ -15,6 +15,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from linkgraph.lake import schemas as S
+from linkgraph.lake import tables as T
 from linkgraph.lake.ids import number_in_order
 from linkgraph.rank.graph import WEIGHT
 
@@ -39,9 +40,10 @@ class LevelGraph:
     n: int
 
 
-def required_tables(level: str) -> tuple[str, str]:
+def required_tables(level: str) -> tuple[T.Table, T.Table]:
+    """The declarations of the node table and the link table of ``level``'s graph."""
     nodes, links, *_ = LEVEL_TABLES[level]
-    return nodes, links
+    return T.declaration(nodes), T.declaration(links)
 
 
 def level_graph(nodes: DataFrame, links: DataFrame, level: str, weight: str = "none") -> LevelGraph:

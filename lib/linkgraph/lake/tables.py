@@ -7,7 +7,8 @@ holds every declaration by name; the step registry's ``reads``/``writes`` name t
 ``StructType`` schemas live in ``linkgraph.lake.schemas``; ``linkgraph.lake.delta.Lake`` does the Delta
 transactions.  Steps (``linkgraph.steps``) write only through a declaration's methods
 (:meth:`Table.overwrite`, :meth:`Table.append`, :meth:`Table.replace_run`) or this module's MERGE
-functions (``upsert_pages``, ``merge_sitemaps``, ...), never through ``Lake`` directly.
+functions (``upsert_pages``, ``merge_sitemaps``, ...), never through ``Lake`` directly, and read through
+its read methods (``T.PAGES.read(lake)``, ``T.LINKS.read_version(lake, v)``: ``linkgraph.lake.tablereads``).
 
 =======================  =====================================================================
 ``pages``                MERGE by url (or page_id for id-only graphs): insert, widen sightings
@@ -47,6 +48,7 @@ from linkgraph.lake.delta import Lake, MergeMetrics
 from linkgraph.lake.paths import require_no_foreign_data
 from linkgraph.lake.rows import one_row
 from linkgraph.lake.tabledocs import TableDoc
+from linkgraph.lake.tablereads import TableReads
 
 
 class Merge(enum.Enum):
@@ -77,9 +79,9 @@ class Retention(enum.Enum):
 
 
 @dataclass(frozen=True)
-class Table:
-    """One table of the lake: everything a write to it needs, and what docs/tables.md says about it
-    (``doc``: ``linkgraph.lake.tabledocs``; ``linkgraph pipeline --emit tables-doc`` renders it)."""
+class Table(TableReads):
+    """One table of the lake: everything a write to it needs, its reads (``TableReads``), and what
+    docs/tables.md says about it (``doc``: ``linkgraph.lake.tabledocs``; ``--emit tables-doc`` renders it)."""
 
     name: str
     schema: StructType
@@ -243,6 +245,11 @@ def declaration(table: str | Table) -> Table:
         return TABLES[table]
     except KeyError:
         raise KeyError(f"no table {table!r} is declared in linkgraph.lake.tables") from None
+
+
+def require(lake: Lake, *tables: Table) -> None:
+    """Stop with ``MissingTableError`` naming the first of ``tables`` the lake does not hold."""
+    lake.require(*(table.name for table in tables))
 
 
 # --- core tables --------------------------------------------------------------------------------

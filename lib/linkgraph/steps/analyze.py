@@ -61,7 +61,7 @@ class AnalysisReport(Report):
 
 def analysis_inputs(lake: Lake, config: Config) -> str:
     inputs = {
-        S.PAGES_TABLE: lake.version(S.PAGES_TABLE), S.LINKS_TABLE: lake.version(S.LINKS_TABLE),
+        S.PAGES_TABLE: T.PAGES.version(lake), S.LINKS_TABLE: T.LINKS.version(lake),
         "analysis": dataclasses.asdict(config.analysis),
         "rank": {"damping": config.rank.damping, "tol": config.rank.tol,
                  "exclude_link_types": list(config.rank.exclude_link_types)},
@@ -76,18 +76,18 @@ def run(ctx: StepContext, params: Params) -> AnalysisReport:
     """Indexes, then (for a lake with hosts) the host and domain graphs and what is built on them."""
     ctx = with_params(ctx, params)
     lake, ac = ctx.lake, ctx.config.analysis
-    lake.require(S.PAGES_TABLE, S.LINKS_TABLE)
+    T.require(lake, T.PAGES, T.LINKS)
     report = AnalysisReport(inputs=analysis_inputs(lake, ctx.config))
     # what each table's last commit recorded (one look-up each): tables already built from these
     # inputs, by this run's killed predecessor, are kept
-    previous = {table: lake.last_build(table) for table in ANALYSIS_TABLES}
+    previous = {table.name: table.last_build(lake) for table in T.ANALYSIS}
     if all(last is not None and last[0] == report.inputs for last in previous.values()):
         report.up_to_date = True
         return report
     # read the versions recorded in ``inputs`` (a commit landing meanwhile is not mixed in)
     versions = json.loads(report.inputs)
-    pages = lake.read_version(S.PAGES_TABLE, versions[S.PAGES_TABLE])
-    links = lake.read_version(S.LINKS_TABLE, versions[S.LINKS_TABLE])
+    pages = T.PAGES.read_version(lake, versions[S.PAGES_TABLE])
+    links = T.LINKS.read_version(lake, versions[S.LINKS_TABLE])
 
     def built(table: str) -> bool:
         """True when ``table`` was already built from these inputs (by a run killed later)."""
@@ -101,8 +101,9 @@ def run(ctx: StepContext, params: Params) -> AnalysisReport:
     def write(table: str, df: DataFrame) -> None:
         if built(table):
             return
-        T.declaration(table).overwrite(lake, df, built_from=report.inputs)
-        report.rows[table] = lake.rows_written(table)
+        declared = T.declaration(table)
+        declared.overwrite(lake, df, built_from=report.inputs)
+        report.rows[table] = declared.rows_written(lake)
         log.info("analyze: wrote %s (%d rows)", table, report.rows[table])
 
     for table, rows in index_tables(links, pages, ac).items():
@@ -151,7 +152,7 @@ def _domain_analysis(ctx: StepContext, nodes: DataFrame, links: DataFrame, write
         write(S.DOMAINS_TABLE, _by_name(D.domain_stats(nodes, located, ids), S.DOMAIN))
         write(S.DOMAIN_LINKS_TABLE,
               D.node_links(located, ids, "domain").sortWithinPartitions(S.SRC_DOMAIN, S.DST_DOMAIN))
-        domains, domain_links = lake.read(S.DOMAINS_TABLE), lake.read(S.DOMAIN_LINKS_TABLE)
+        domains, domain_links = T.DOMAINS.read(lake), T.DOMAIN_LINKS.read(lake)
         if not built(S.DOMAIN_AUTHORITY_TABLE):   # its PageRank is the costly part: not run again
             _write_domain_authority(ctx, domains, domain_links, write)
         write(S.LINK_FARMS_TABLE, D.link_farms(domain_links, ac.link_farm_share, ac.link_farm_min_links))
@@ -198,6 +199,6 @@ def _for_run(plan: RunPlan, config: Config) -> Params:
 STEP = Step(
     name="analyze", help="indexes, host/domain graphs, domain authority, link farms, syndication networks and "
                          "page flags", params=Params, run=run,
-    reads=(T.PAGES, T.LINKS, T.PAGERANK), writes=T.ANALYSIS,
+    reads=(T.PAGES, T.LINKS), writes=T.ANALYSIS,
     after=("ingest", "reward"), for_run=_for_run, then=("flags",),
 )

@@ -76,8 +76,8 @@ def _run(ctx: StepContext, level: str) -> CentralityReport:
     if cc.weight != "none" and level not in WEIGHT_COLUMNS:
         raise UsageError(f"--weight {cc.weight} (centrality.weight): the {level} graph has no edge weights; "
                          f"weights apply to the {' and '.join(WEIGHT_COLUMNS)} levels")
-    lake.require(nodes_table, links_table)
-    graph = level_graph(lake.read(nodes_table), lake.read(links_table), level, cc.weight)
+    T.require(lake, nodes_table, links_table)
+    graph = level_graph(nodes_table.read(lake), links_table.read(lake), level, cc.weight)
     report = CentralityReport(run_id=ctx.run_id, level=level, registers=cc.registers, weight=cc.weight,
                               nodes=graph.n)
     edges = graph.edges.persist(StorageLevel.MEMORY_AND_DISK)
@@ -127,9 +127,9 @@ def _fitting_level(ctx: StepContext, hyperball: HyperBall, refused: str) -> str:
     fitting = []
     for level in S.CENTRALITY_LEVELS:
         nodes_table, links_table = required_tables(level)
-        if level == refused or not (ctx.lake.exists(nodes_table) and ctx.lake.exists(links_table)):
+        if level == refused or not (nodes_table.exists(ctx.lake) and links_table.exists(ctx.lake)):
             continue
-        nodes, arcs = ctx.lake.read(nodes_table).count(), ctx.lake.read(links_table).count()
+        nodes, arcs = nodes_table.read(ctx.lake).count(), links_table.read(ctx.lake).count()
         need, cost = hyperball.needs(nodes, arcs), _cost(ctx, nodes, arcs)
         if need.total <= hyperball.block_bytes and cost.fits(ctx.config.centrality.max_shuffle_bytes):
             fitting.append(f"the {level} level fits ({nodes:,} nodes, {need.describe()}; {cost.describe()})")

@@ -71,12 +71,13 @@ class CompressReport(Report):
         )
 
 
-def compressed_table_state(lake: Lake, table: str) -> tuple[tuple | None, int, int, int]:
+def compressed_table_state(lake: Lake, table: str | T.Table) -> tuple[tuple | None, int, int, int]:
     """(build columns shared by every row, or None when missing, mixed or empty; blocks; arcs;
     bits) of a compressed table, in one small aggregation."""
-    if not lake.exists(table):
+    declared = T.declaration(table)
+    if not declared.exists(lake):
         return None, 0, 0, 0
-    df = lake.read(table)
+    df = declared.read(lake)
     if any(c not in df.columns for c in S.COMPRESSION_BUILD_COLUMNS):   # built by an older version
         return None, 0, 0, 0
     arcs = F.sum(S.ARC_COUNT) if S.ARC_COUNT in df.columns else F.lit(0)
@@ -91,23 +92,23 @@ def compressed_table_state(lake: Lake, table: str) -> tuple[tuple | None, int, i
 
 def run(ctx: StepContext, params: Params) -> CompressReport:
     lake, cc = ctx.lake, ctx.config.compress
-    version = lake.current_version(S.LINKS_TABLE)
+    version = T.LINKS.current_version(lake)
     # the pages version the vertex order is computed from, recorded like the links version
-    pages_version = lake.current_version(S.PAGES_TABLE) if lake.exists(S.PAGES_TABLE) else -1
+    pages_version = T.PAGES.current_version(lake) if T.PAGES.exists(lake) else -1
     report = CompressReport(links_version=version)
     wanted = tuple(CB.build_columns(cc, version, pages_version)[c] for c in S.COMPRESSION_BUILD_COLUMNS)
-    links = lake.read_version(S.LINKS_TABLE, version).select(S.SRC_ID, S.DST_ID)   # the version recorded
+    links = T.LINKS.read_version(lake, version).select(S.SRC_ID, S.DST_ID)   # the version recorded
     states = {table: compressed_table_state(lake, table) for table in TABLES}
     if any(state[0] is None for state in states.values()) and not links.limit(1).count():
         # no links: empty tables are the up-to-date result (they carry no build row to compare)
-        stale = [t for t in TABLES if not lake.exists(t) or states[t][0] is not None]
+        stale = [t for t in TABLES if not T.declaration(t).exists(lake) or states[t][0] is not None]
     else:
         stale = [t for t in TABLES if states[t][0] != wanted]
     totals = {t: states[t][1:] for t in TABLES}
     persisted: list[DataFrame] = []
     if stale:
         report.rejected = _reject_unencodable(lake, links, version)
-        pages = lake.read_version(S.PAGES_TABLE, pages_version) if pages_version >= 0 else None
+        pages = T.PAGES.read_version(lake, pages_version) if pages_version >= 0 else None
         persisted = _write_stale(ctx, links.where(CB.encodable(links)), pages, (version, pages_version), stale, totals,
                                  report)
     report.forward_blocks, report.arcs, report.forward_bits = totals[S.LINKS_COMPRESSED_FORWARD_TABLE]
@@ -159,10 +160,10 @@ def _one_row_per_file(ctx: StepContext) -> Iterator[None]:
 def _write_blocks(ctx: StepContext, table: str, rows: DataFrame) -> None:
     """Overwrite ``table`` with ``rows``, one row per data file, and keep that layout: the table
     properties ``CB.LAYOUT_PROPERTIES`` set on a table that lacks them (made by an older version)."""
-    lake = ctx.lake
+    lake, declared = ctx.lake, T.declaration(table)
     with _one_row_per_file(ctx):
-        T.declaration(table).overwrite(lake, rows)
-    current = lake.table_properties(table)
+        declared.overwrite(lake, rows)
+    current = declared.table_properties(lake)
     missing = {k: v for k, v in CB.LAYOUT_PROPERTIES.items() if current.get(k) != v}
     if missing:
         where = lake.location(table) if lake.uses_catalog else f"delta.`{lake.location(table)}`"

@@ -69,11 +69,11 @@ class DiffReport(Report):
                 f"in {self.seconds:.1f}s")
 
 
-def source_table(level: str, measure: str) -> str:
+def source_table(level: str, measure: str) -> T.Table:
     """The table a level's runs leave their ranks in."""
     if level == "page" and measure == "pagerank":
-        return S.PAGERANK_TABLE
-    return S.CENTRALITY_TABLES[level]
+        return T.PAGERANK
+    return T.CENTRALITY[level]
 
 
 def run_scores(frame: DataFrame, level: str, measure: str, vector: int) -> DataFrame:
@@ -105,12 +105,12 @@ class RunVersions:
         return runs[index + 1] if index + 1 < len(runs) else None
 
 
-def _run_at(lake: Lake, table: str, version: int) -> str | None:
-    row = lake.read_version(table, version).select(S.RUN_ID).limit(1).first()
+def _run_at(lake: Lake, table: T.Table, version: int) -> str | None:
+    row = table.read_version(lake, version).select(S.RUN_ID).limit(1).first()
     return None if row is None else str(row[0])
 
 
-def find_runs(lake: Lake, table: str, from_run: str | None, to_run: str | None) -> tuple[tuple[str, int], ...]:
+def find_runs(lake: Lake, table: T.Table, from_run: str | None, to_run: str | None) -> tuple[tuple[str, int], ...]:
     """``((from run, version), (to run, version))``, walking the versions of ``table`` from the
     newest until both are found (``UsageError`` naming the runs reachable when not)."""
     walked = RunVersions()
@@ -121,7 +121,7 @@ def find_runs(lake: Lake, table: str, from_run: str | None, to_run: str | None) 
             return False
         return (walked.after(to) is not None) if from_run is None else walked.version_of(from_run) is not None
 
-    for version in range(lake.current_version(table), -1, -1):
+    for version in range(table.current_version(lake), -1, -1):
         try:
             run = _run_at(lake, table, version)
         except Exception as exc:   # noqa: BLE001 - a vacuumed version ends what can be compared
@@ -148,13 +148,13 @@ def _run(ctx: StepContext, params: Params) -> DiffReport:
     if params.top <= 0:
         raise UsageError(f"--top must be positive, got {params.top}")
     table = source_table(params.level, params.measure)
-    lake.require(table)
+    table.require(lake)
     report = DiffReport(level=params.level, measure=params.measure)
     (report.from_run, from_version), (report.to_run, to_version) = find_runs(
         lake, table, params.from_run, params.to_run)
 
     def scores(run_id: str, version: int) -> DataFrame:
-        rows = lake.read_version(table, version).where(F.col(S.RUN_ID) == run_id)
+        rows = table.read_version(lake, version).where(F.col(S.RUN_ID) == run_id)
         return run_scores(rows, params.level, params.measure, params.vector)
 
     changes = rank_changes(scores(report.from_run, from_version), scores(report.to_run, to_version), params.top)

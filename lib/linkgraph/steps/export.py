@@ -78,8 +78,8 @@ def _run(ctx: StepContext, level: str, fmt: str, output: str) -> ExportReport:
         raise UsageError(f"--format webgraph writes local files only; --output {output} is not a local path")
     lake, spark = ctx.lake, ctx.spark
     nodes_table, links_table = required_tables(level)
-    lake.require(nodes_table, links_table)
-    graph = level_graph(lake.read(nodes_table), lake.read(links_table), level)
+    T.require(lake, nodes_table, links_table)
+    graph = level_graph(nodes_table.read(lake), links_table.read(lake), level)
     report = ExportReport(level=level, fmt=fmt, output=output, nodes=graph.n)
     paths.make_directory(spark, output)
     _write_text(ctx, vertex_lines(graph), f"{output}/{VERTICES_FILE}")
@@ -95,9 +95,9 @@ def _run(ctx: StepContext, level: str, fmt: str, output: str) -> ExportReport:
             report.files += [f"{level}.graph", f"{level}.offsets", f"{level}.properties"]
     finally:
         edges.unpersist()
-    table = S.CENTRALITY_TABLES[level]
-    if lake.exists(table):
-        _write_text(ctx, rank_lines(lake.read(table), level), f"{output}/{RANKS_FILE}", header=RANK_HEADER[level])
+    table = T.CENTRALITY[level]
+    if table.exists(lake):
+        _write_text(ctx, rank_lines(table.read(lake), level), f"{output}/{RANKS_FILE}", header=RANK_HEADER[level])
         report.files.append(RANKS_FILE)
         report.ranks = True
     report.seconds = ctx.elapsed()

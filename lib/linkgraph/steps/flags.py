@@ -66,9 +66,9 @@ class FlagsReport(Report):
 
 def has_trust_vector(lake: Lake, rank_run_id: str) -> bool:
     """Whether the rank run is uniform with a trust vector (vector 1, ``steps.pagerank``)."""
-    if not lake.exists(S.RANK_RUNS_TABLE):
+    if not T.RANK_RUNS.exists(lake):
         return False
-    runs = lake.read(S.RANK_RUNS_TABLE).where(F.col(S.RUN_ID) == rank_run_id)
+    runs = T.RANK_RUNS.read(lake).where(F.col(S.RUN_ID) == rank_run_id)
     run = runs.select("personalization", "vectors").first()
     return run is not None and run["personalization"] is None and run["vectors"] == 2
 
@@ -76,17 +76,17 @@ def has_trust_vector(lake: Lake, rank_run_id: str) -> bool:
 def _write_domain_spam(lake: Lake, config: Config, page_spam: DataFrame, pages: DataFrame) -> None:
     """``domains`` rewritten with the run's per-domain spam mass, in one commit that keeps the
     analysis' ``built_from``."""
-    if not lake.exists(S.DOMAINS_TABLE):
+    if not T.DOMAINS.exists(lake):
         return
     spam = SP.domain_spam(page_spam, D.page_nodes(pages), config.analysis.spam_mass_threshold)
-    domains = SP.with_domain_spam(lake.read(S.DOMAINS_TABLE), spam)
+    domains = SP.with_domain_spam(T.DOMAINS.read(lake), spam)
     T.DOMAINS.overwrite(lake, domains.repartitionByRange(S.DOMAIN).sortWithinPartitions(S.DOMAIN),
-                        built_from=lake.built_from(S.DOMAINS_TABLE))
+                        built_from=T.DOMAINS.built_from(lake))
 
 
 def flags_inputs(lake: Lake, config: Config, rank_run_id: str) -> str:
-    tables = (S.PAGES_TABLE, S.LINKS_TABLE, S.LINK_FARMS_TABLE, S.SYNDICATION_NETWORKS_TABLE)
-    inputs: dict[str, object] = {table: lake.version(table) for table in tables}
+    tables = (T.PAGES, T.LINKS, T.LINK_FARMS, T.SYNDICATION_NETWORKS)
+    inputs: dict[str, object] = {table.name: table.version(lake) for table in tables}
     inputs.update({S.PAGERANK_TABLE: rank_run_id, "important_sigmas": config.analysis.important_sigmas,
                    "exclude_link_types": list(config.rank.exclude_link_types)})
     inputs["spam_mass_threshold"] = config.analysis.spam_mass_threshold
@@ -96,31 +96,31 @@ def flags_inputs(lake: Lake, config: Config, rank_run_id: str) -> str:
 
 def run(ctx: StepContext, params: Params) -> FlagsReport:
     lake, config = ctx.lake, ctx.config
-    lake.require(S.PAGES_TABLE, S.LINKS_TABLE)
+    T.require(lake, T.PAGES, T.LINKS)
     rank_run_id = latest_rank_run_id(lake)
     if rank_run_id is None:
         return FlagsReport(rank_run=None, skipped="no rank run yet: run linkgraph pagerank")
-    if not lake.exists(S.LINK_FARMS_TABLE):
+    if not T.LINK_FARMS.exists(lake):
         return FlagsReport(rank_run=rank_run_id, skipped="no domain analysis (an arc-list lake, or analyze not run)")
     report = FlagsReport(rank_run=rank_run_id)
     inputs = flags_inputs(lake, config, rank_run_id)
-    if lake.built_from(S.PAGE_FLAGS_TABLE) == inputs:
+    if T.PAGE_FLAGS.built_from(lake) == inputs:
         report.up_to_date = True
         return report
-    pages, links = lake.read(S.PAGES_TABLE), lake.read(S.LINKS_TABLE)
+    pages, links = T.PAGES.read(lake), T.LINKS.read(lake)
     located = D.located_links(links, D.page_nodes(pages), tuple(config.rank.exclude_link_types))
-    ranks = lake.read(S.PAGERANK_TABLE).where(F.col(S.VECTOR_ID) == 0)
-    networks = lake.read_or_empty(S.SYNDICATION_NETWORKS_TABLE, S.SYNDICATION_NETWORKS)
-    flags = D.page_flags(pages, located, ranks, lake.read(S.LINK_FARMS_TABLE), networks, rank_run_id,
+    ranks = T.PAGERANK.read(lake).where(F.col(S.VECTOR_ID) == 0)
+    networks = T.SYNDICATION_NETWORKS.read_or_empty(lake)
+    flags = D.page_flags(pages, located, ranks, T.LINK_FARMS.read(lake), networks, rank_run_id,
                          config.analysis.important_sigmas)
     spam = None
     if has_trust_vector(lake, rank_run_id):
-        trust = lake.read(S.PAGERANK_TABLE).where(F.col(S.VECTOR_ID) == 1)
+        trust = T.PAGERANK.read(lake).where(F.col(S.VECTOR_ID) == 1)
         spam = SP.page_spam(ranks, trust, config.analysis.spam_mass_threshold, config.analysis.good_fraction)
     T.PAGE_FLAGS.replace_run(lake, SP.with_page_spam(flags, spam), rank_run_id, inputs, config.retention)
     if spam is not None:
-        _write_domain_spam(lake, config, lake.read(S.PAGE_FLAGS_TABLE).where(F.col(S.RUN_ID) == rank_run_id), pages)
-    counts = one_row(lake.read(S.PAGE_FLAGS_TABLE).where(F.col(S.RUN_ID) == rank_run_id).agg(
+        _write_domain_spam(lake, config, T.PAGE_FLAGS.read(lake).where(F.col(S.RUN_ID) == rank_run_id), pages)
+    counts = one_row(T.PAGE_FLAGS.read(lake).where(F.col(S.RUN_ID) == rank_run_id).agg(
         F.count(F.lit(1)), F.count_if(S.IMPORTANT), F.count_if(S.ORPHAN), F.count_if(S.LINK_FARM_DOMAIN),
         F.count_if(F.col(S.SYNDICATION_NETWORK).isNotNull()), F.count_if(S.SPAM_SUSPECT)))
     report.pages, report.important, report.orphan, report.link_farm, report.syndication = (int(c) for c in counts[:5])

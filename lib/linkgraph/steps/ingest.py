@@ -172,9 +172,9 @@ def run(ctx: StepContext, params: Params) -> IngestReport | FinishedIngest:
 
 def _finished_on(lake: Lake, run_id: str, files: str) -> bool:
     """Whether ingest run ``run_id`` finished on the input files ``files`` (their fingerprint)."""
-    if not lake.exists(S.STEP_RUNS_TABLE):
+    if not T.STEP_RUNS.exists(lake):
         return False
-    row = (lake.read(S.STEP_RUNS_TABLE).where((F.col(S.RUN_ID) == run_id) & (F.col(S.STEP) == INGEST_STEP))
+    row = (T.STEP_RUNS.read(lake).where((F.col(S.RUN_ID) == run_id) & (F.col(S.STEP) == INGEST_STEP))
            .select("inputs").first())
     return row is not None and row["inputs"] == files
 

@@ -71,7 +71,7 @@ def run(ctx: StepContext, input_path: str, fmt: str, policy: UrlPolicy) -> Inges
 
 def _check_ccgraph_lake(lake: Lake, pages: DataFrame) -> None:
     """A ccgraph needs a lake of its own: stop when other pages hold the graph's vertex ids."""
-    existing = lake.read(S.PAGES_TABLE).select(S.PAGE_ID, F.col(S.URL).alias("_existing_url"))
+    existing = T.PAGES.read(lake).select(S.PAGE_ID, F.col(S.URL).alias("_existing_url"))
     clash = existing.join(pages.select(S.PAGE_ID, S.URL), on=S.PAGE_ID, how="inner").where(
         ~F.col("_existing_url").eqNullSafe(F.col(S.URL))
     )

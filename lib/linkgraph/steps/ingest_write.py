@@ -78,8 +78,8 @@ def _upsert_url_pages(lake: Lake, links: DataFrame, report: IngestReport,
     Returns the ``pages`` version the ids were read from; the first id given to a new page when
     every id from it on is this ingest's own (no other ingest committed pages meanwhile), else
     None; and the batch's pages with their ids (cached: the caller unpersists it)."""
-    pages_read_version = lake.current_version(S.PAGES_TABLE)
-    existing = lake.read_version(S.PAGES_TABLE, pages_read_version)
+    pages_read_version = T.PAGES.current_version(lake)
+    existing = T.PAGES.read_version(lake, pages_read_version)
     if existing.where(F.col(S.URL).isNull()).limit(1).count():
         raise readers.InputSchemaError(
             f"lake {lake.root} holds an arc-list graph (pages without URLs); ingest URL edges into a lake of their own"
@@ -119,7 +119,7 @@ def ingest_arcs(lake: Lake, config: Config, arcs_raw: DataFrame, report: IngestR
         report.written = valid.count()
 
         T.ensure_core_tables(lake, policy_properties(config.urls, policy))
-        if lake.read(S.PAGES_TABLE).where(F.col(S.URL).isNotNull()).limit(1).count():
+        if T.PAGES.read(lake).where(F.col(S.URL).isNotNull()).limit(1).count():
             raise readers.InputSchemaError(
                 f"lake {lake.root} holds URL pages; an arc list's node ids need a lake of their own"
             )

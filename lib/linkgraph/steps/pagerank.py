@@ -94,9 +94,9 @@ def _run(ctx: StepContext, personalization: PersonalizationSpec | None = None,
     """Rank the pinned ``links`` version: graph, teleport vectors, the engine, then the writes."""
     rc, lake = ctx.config.rank, ctx.lake
     personalization = personalization or PersonalizationSpec()
-    lake.require(S.PAGES_TABLE, S.LINKS_TABLE)
-    graph_version = lake.version(S.LINKS_TABLE)
-    pages, links = lake.read(S.PAGES_TABLE), lake.read(S.LINKS_TABLE)
+    tables.require(lake, tables.PAGES, tables.LINKS)
+    graph_version = tables.LINKS.version(lake)
+    pages, links = tables.PAGES.read(lake), tables.LINKS.read(lake)
     graph = build_rank_graph(pages, links, tuple(rc.exclude_link_types))
     if graph.n == 0:
         raise readers.InputSchemaError("the pages table is empty: nothing to rank")
@@ -130,10 +130,10 @@ def _run(ctx: StepContext, personalization: PersonalizationSpec | None = None,
 def finished_run(lake: Lake, run_id: str) -> RankRunReport | None:
     """The report of run ``run_id`` when ``rank_runs`` records it on the current ``links``
     version (a re-run of a scheduler's day finds its own run); else None."""
-    if not lake.exists(S.RANK_RUNS_TABLE) or not lake.exists(S.LINKS_TABLE):
+    if not tables.RANK_RUNS.exists(lake) or not tables.LINKS.exists(lake):
         return None
-    row = (lake.read(S.RANK_RUNS_TABLE)
-           .where((F.col(S.RUN_ID) == run_id) & (F.col("graph_version") == F.lit(lake.version(S.LINKS_TABLE))))
+    row = (tables.RANK_RUNS.read(lake)
+           .where((F.col(S.RUN_ID) == run_id) & (F.col("graph_version") == F.lit(tables.LINKS.version(lake))))
            .first())
     if row is None:
         return None
@@ -155,7 +155,7 @@ def teleport_vectors(lake: Lake, graph: RankGraph, pages: DataFrame, links: Data
         teleport = T.from_topics(graph.page_vertices, pages, links, personalization.topics)
         n_vectors = len(personalization.topics)
         T.check_covered(teleport, [",".join(t) for t in personalization.topics])
-    elif personalization.table:
+    elif personalization.table:   # a table of the user's, not one the lake declares
         if not lake.exists(personalization.table):
             raise MissingTableError(f"--personalization table '{personalization.table}' not found in lake {lake.root}")
         teleport, n_vectors = T.from_table(graph.page_vertices, lake.read(personalization.table))
@@ -195,9 +195,9 @@ def trust_teleport(graph: RankGraph, pages: DataFrame, trusted: list[str],
 
 def _warm_start(lake: Lake, graph: RankGraph) -> DataFrame | None:
     """The previous run's ranks of the graph's vertices (None before any run)."""
-    if not lake.exists(S.PAGERANK_TABLE):
+    if not tables.PAGERANK.exists(lake):
         return None
-    previous = lake.read(S.PAGERANK_TABLE).select(S.PAGE_ID, S.VECTOR_ID, S.RANK)
+    previous = tables.PAGERANK.read(lake).select(S.PAGE_ID, S.VECTOR_ID, S.RANK)
     return previous.join(graph.page_vertices, on=S.PAGE_ID, how="inner").select(VERTEX, S.VECTOR_ID, S.RANK)
 
 
@@ -212,7 +212,7 @@ def _rank(ctx: StepContext, graph: RankGraph, params: RankParams, teleport: Data
           initial: DataFrame | None, run_key: str) -> RankResult:
     """Run the configured engine and replace ``pagerank`` with its ranks."""
     engine, lake = ctx.config.rank.engine, ctx.lake
-    state = DeltaStateStore(lake, S.RANK_STATE_TABLE, run_key) if engine == "fast" else None
+    state = DeltaStateStore(lake, tables.RANK_STATE, run_key) if engine == "fast" else None
     if state is not None:
         result = BlockEngine(ctx.spark, params).run(graph, teleport, n_vectors, initial=initial, state=state,
                                                     progress=_log_iteration)
@@ -222,7 +222,7 @@ def _rank(ctx: StepContext, graph: RankGraph, params: RankParams, teleport: Data
         result = naive_pagerank(graph, params, teleport, progress=_log_iteration)
     else:
         result = graphframes_pagerank(graph, params, teleport, progress=_log_iteration)
-    pages = lake.read(S.PAGES_TABLE)
+    pages = tables.PAGES.read(lake)
     tables.PAGERANK.overwrite(lake, page_ranks(result.ranks, graph.page_vertices, pages, ctx.run_id),
                               built_from=tables.rank_run_marker(ctx.run_id))
     if state is not None:

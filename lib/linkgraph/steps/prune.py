@@ -63,17 +63,17 @@ def apply_prune(ctx: StepContext, run_id: str) -> None:
     """The deletes of the prune ``pruned_pages`` records for ``run_id`` (``PRUNE_COMMITS`` after
     the audit): idempotent, each retried on a Delta conflict; nothing when the run pruned nothing."""
     lake = ctx.lake
-    if not lake.exists(S.PRUNED_PAGES_TABLE):
+    if not T.PRUNED_PAGES.exists(lake):
         return
-    audit = lake.read(S.PRUNED_PAGES_TABLE).where(F.col(S.RUN_ID) == run_id)
+    audit = T.PRUNED_PAGES.read(lake).where(F.col(S.RUN_ID) == run_id)
     recorded = audit.select("links_version").first()
     if recorded is None:
         return
     # insert-only rows of one run: a lost partition is recomputed with the same ids
     doomed = audit.select(S.PAGE_ID).persist(StorageLevel.DISK_ONLY)
     try:
-        if lake.read(S.PAGES_TABLE).join(doomed, on=S.PAGE_ID, how="left_semi").limit(1).count():
-            old_links = lake.read_version(S.LINKS_TABLE, recorded["links_version"])
+        if T.PAGES.read(lake).join(doomed, on=S.PAGE_ID, how="left_semi").limit(1).count():
+            old_links = T.LINKS.read_version(lake, recorded["links_version"])
             _delete(ctx, run_id, S.LINKS_TABLE, R.links_touching(old_links, doomed), [S.SRC_ID, S.DST_ID])
             _delete(ctx, run_id, S.PAGES_TABLE, doomed, [S.PAGE_ID])
         _delete_dangling(ctx, run_id, doomed)
@@ -95,10 +95,10 @@ def _delete_dangling(ctx: StepContext, run_id: str, doomed: DataFrame) -> None:
     the pages DELETE committed, so each such link is either seen here or its ingest finds the page
     gone (``check_pages_still_there``).  A pruned page an ingest inserted again keeps its links."""
     lake = ctx.lake
-    gone = doomed.join(lake.read(S.PAGES_TABLE).select(S.PAGE_ID), on=S.PAGE_ID, how="left_anti")
+    gone = doomed.join(T.PAGES.read(lake).select(S.PAGE_ID), on=S.PAGE_ID, how="left_anti")
     # read from the latest links, which its own delete changes: saved reliably (the lake's
     # checkpoint directory), so every attempt of the delete sees the same rows
-    dangling = R.links_touching(lake.read(S.LINKS_TABLE), gone).checkpoint(eager=True)
+    dangling = R.links_touching(T.LINKS.read(lake), gone).checkpoint(eager=True)
     if dangling.limit(1).count():
         log.warning("reward run %s: deleting %d links a concurrent ingest added to pruned pages", run_id,
                     dangling.count())
@@ -134,13 +134,13 @@ def undo(ctx: StepContext, run_id: str) -> UndoReport:
     lake = ctx.lake
     report = UndoReport(run_id)
     with Lease(ctx.spark, lake.root, REWARD_STEP, f"undo-prune {run_id}"):
-        if not lake.exists(S.PRUNED_PAGES_TABLE):
+        if not T.PRUNED_PAGES.exists(lake):
             raise PruneNotFound(f"no prune has been recorded in lake {lake.root} "
                                 f"(table '{S.PRUNED_PAGES_TABLE}' missing)")
         if interrupted_run(lake) == run_id:
             raise RunNotFinished(f"reward run {run_id!r} has not finished: run 'linkgraph reward' to complete it, "
                                  f"then undo its prune")
-        pruned = lake.read(S.PRUNED_PAGES_TABLE).where(F.col(S.RUN_ID) == run_id).persist(StorageLevel.MEMORY_AND_DISK)
+        pruned = T.PRUNED_PAGES.read(lake).where(F.col(S.RUN_ID) == run_id).persist(StorageLevel.MEMORY_AND_DISK)
         try:
             _undo(lake, run_id, pruned, report)
         finally:
@@ -155,7 +155,7 @@ def _undo(lake: Lake, run_id: str, pruned: DataFrame, report: UndoReport) -> Non
     versions = pruned.select("pages_version", "links_version").first()
     if versions is None:
         raise PruneNotFound(f"reward run {run_id!r} pruned nothing (no rows in '{S.PRUNED_PAGES_TABLE}')")
-    old_pages = lake.read_version(S.PAGES_TABLE, versions["pages_version"])
+    old_pages = T.PAGES.read_version(lake, versions["pages_version"])
     free = _free_pages(lake, old_pages, pruned)
     try:
         T.insert_missing(lake, S.PAGES_TABLE, free, [S.PAGE_ID])
@@ -172,7 +172,7 @@ def _undo(lake: Lake, run_id: str, pruned: DataFrame, report: UndoReport) -> Non
 
 def _free_pages(lake: Lake, old_pages: DataFrame, pruned: DataFrame) -> DataFrame:
     """The pruned pages (rows of ``old_pages``) whose id and url no other page uses now (kept)."""
-    current = lake.read(S.PAGES_TABLE).select(S.PAGE_ID, S.URL)
+    current = T.PAGES.read(lake).select(S.PAGE_ID, S.URL)
     candidates = old_pages.join(pruned.select(S.PAGE_ID), on=S.PAGE_ID, how="left_semi")
     # taken: the id or the url is used by another page now (a page restored by an earlier,
     # interrupted undo has both, so it stays free and the rest is completed)
@@ -191,9 +191,9 @@ def _restore_links(lake: Lake, old_pages: DataFrame, free: DataFrame, links_vers
     earlier inserted)."""
     # ids that name the same URL now as in the recorded version: a link between two of them,
     # one end restored, is the link that was deleted
-    same = lake.read(S.PAGES_TABLE).select(S.PAGE_ID, S.URL).join(
+    same = T.PAGES.read(lake).select(S.PAGE_ID, S.URL).join(
         old_pages.select(S.PAGE_ID, S.URL), on=[S.PAGE_ID, S.URL], how="inner").select(S.PAGE_ID)
-    old_links = lake.read_version(S.LINKS_TABLE, links_version)
+    old_links = T.LINKS.read_version(lake, links_version)
     restored = (
         R.links_touching(old_links, free)
         .join(same.select(F.col(S.PAGE_ID).alias(S.SRC_ID)), on=S.SRC_ID, how="left_semi")

@@ -32,8 +32,8 @@ class DeltaStateStore(StateStore):
     rows and those of runs saved more than ``STALE_STATE_AFTER`` ago (killed, never resumed).
     """
 
-    def __init__(self, lake: Lake, table: str, run_key: str):
-        self.lake, self.table, self.run_key = lake, table, run_key
+    def __init__(self, lake: Lake, table: str | T.Table, run_key: str):
+        self.lake, self.table, self.run_key = lake, T.declaration(table), run_key
 
     def save(self, iteration, rank_blocks, active, vector_iterations) -> None:
         state = rank_blocks.select(
@@ -45,13 +45,13 @@ class DeltaStateStore(StateStore):
             "ranks",
             F.lit(datetime.now(timezone.utc).replace(tzinfo=None)).cast("timestamp").alias("saved_at"),
         )
-        T.declaration(self.table).overwrite(self.lake, state, replace_where=self._own_rows())
-        log.info("rank state of iteration %d saved to %s", iteration, self.lake.location(self.table))
+        self.table.overwrite(self.lake, state, replace_where=self._own_rows())
+        log.info("rank state of iteration %d saved to %s", iteration, self.lake.location(self.table.name))
 
     def load(self, partitions: int):
-        if not self.lake.exists(self.table):
+        if not self.table.exists(self.lake):
             return None
-        state = self.lake.read(self.table).where(F.col("run_key") == self.run_key)
+        state = self.table.read(self.lake).where(F.col("run_key") == self.run_key)
         head = state.select("iteration", "active", "vector_iterations").first()
         if head is None:
             return None
@@ -66,11 +66,10 @@ class DeltaStateStore(StateStore):
 
     def clear(self) -> None:
         """Delete this run's rows and stale rows of other runs (one commit; none when none match)."""
-        if not self.lake.exists(self.table):
+        if not self.table.exists(self.lake):
             return
         stale = (datetime.now(timezone.utc) - STALE_STATE_AFTER).replace(tzinfo=None)
         doomed = f"{self._own_rows()} OR saved_at IS NULL OR saved_at < TIMESTAMP '{stale:%Y-%m-%d %H:%M:%S}'"
-        if self.lake.read(self.table).where(doomed).limit(1).count():
-            T.declaration(self.table).overwrite(self.lake, self.lake.spark.createDataFrame([], RANK_STATE),
-                                                replace_where=doomed)
+        if self.table.read(self.lake).where(doomed).limit(1).count():
+            self.table.overwrite(self.lake, self.lake.spark.createDataFrame([], RANK_STATE), replace_where=doomed)
 

@@ -241,7 +241,7 @@ def _run(ctx: StepContext, rounds: int | None = None, seeds: list[str] | None = 
     policy = url_policy(ctx.config, ctx.spark)
     canonical = urls.canonical_seed_urls(list(rc.seeds) + list(seeds or []), "reward.seeds", policy)
     seed_urls = [seed.url for seed in canonical if seed.url is not None]
-    lake.require(S.PAGES_TABLE, S.LINKS_TABLE)
+    T.require(lake, T.PAGES, T.LINKS)
     with Lease(ctx.spark, lake.root, REWARD_STEP, ctx.run_id) as lease:
         asked = ctx.run_id
         ctx = _take_over(ctx, lease)
@@ -267,7 +267,7 @@ def _compute(ctx: StepContext, report: RewardReport, seed_urls: list[str]) -> No
     try:
         inputs = _read_inputs(ctx, cache, seed_urls, report, record)
         start, stat0 = _start_scores(ctx, cache, inputs, report, record)
-        signals = recorded(lake, record, S.PAGE_SIGNALS_TABLE, S.PAGE_SIGNALS).join(
+        signals = recorded(lake, record, T.PAGE_SIGNALS).join(
             inputs.pages, on=S.URL, how="inner")
         rewards, discovered = _rewards(ctx, cache, signals, report, record)
         shares = R.neighbour_shares(inputs.weighted)
@@ -307,16 +307,16 @@ def _finished_report(ctx: StepContext, report: RewardReport, rounds: list[Row]) 
     report.rounds, report.pages, report.new_pages = int(last[S.ROUND]), int(first["pages"]), int(first["new_pages"])
     report.total_score = float(last["total_score"])
     report.rewards_enabled = bool(first["rewards_enabled"])
-    pruned = (lake.read(S.PRUNED_PAGES_TABLE).where(F.col(S.RUN_ID) == run_id)
-              if lake.exists(S.PRUNED_PAGES_TABLE) else None)
+    pruned = (T.PRUNED_PAGES.read(lake).where(F.col(S.RUN_ID) == run_id)
+              if T.PRUNED_PAGES.exists(lake) else None)
     recorded = (one_row(pruned.agg(F.count(F.lit(1)).alias("pages"), F.first("links_version").alias("links_version")))
                 if pruned is not None else None)
     if pruned is not None and recorded is not None and recorded["pages"]:
         report.pruned_pages = int(recorded["pages"])
-        old_links = lake.read_version(S.LINKS_TABLE, recorded["links_version"])
+        old_links = T.LINKS.read_version(lake, recorded["links_version"])
         report.pruned_links = R.links_touching(old_links, pruned.select(S.PAGE_ID)).count()
-    if lake.exists(S.FEEDS_TABLE):
-        report.feeds_discovered = lake.read(S.FEEDS_TABLE).where(F.col("discovered_run_id") == run_id).count()
+    if T.FEEDS.exists(lake):
+        report.feeds_discovered = T.FEEDS.read(lake).where(F.col("discovered_run_id") == run_id).count()
     report.seconds = ctx.elapsed()
     log.info("reward run %s finished before; nothing to do", run_id)
     return report
@@ -327,8 +327,8 @@ def _read_inputs(ctx: StepContext, cache: _Cache, seed_urls: list[str], report: 
     rc, lake = ctx.config.reward, ctx.lake
     pages_version, links_version = record.versions[S.PAGES_TABLE], record.versions[S.LINKS_TABLE]
     assert pages_version is not None and links_version is not None, "pages and links are required"
-    pages = cache.keep(lake.read_version(S.PAGES_TABLE, pages_version).select(S.PAGE_ID, S.URL))
-    links = lake.read_version(S.LINKS_TABLE, links_version)
+    pages = cache.keep(T.PAGES.read_version(lake, pages_version).select(S.PAGE_ID, S.URL))
+    links = T.LINKS.read_version(lake, links_version)
     weighted = cache.keep(R.link_weights(links, rc.link_type_weights, rc.position_weights))
     seed_ids = cache.keep(
         pages.join(ctx.spark.createDataFrame([(u,) for u in seed_urls], f"{S.URL} string"), on=S.URL, how="inner")
@@ -345,7 +345,7 @@ def _start_scores(ctx: StepContext, cache: _Cache, inputs: _Inputs, report: Rewa
                   record: RunRecord) -> tuple[DataFrame, R.RoundStat]:
     """Round 0: the previous scores, new pages initialised (kept), and its statistics."""
     rc = ctx.config.reward
-    previous = recorded(ctx.lake, record, S.REWARD_SCORES_TABLE, S.REWARD_SCORES)
+    previous = recorded(ctx.lake, record, T.REWARD_SCORES)
     start = R.initial_scores(inputs.pages, previous, inputs.weighted, inputs.seed_ids, rc.new_page_fraction,
                              rc.seed_score)
     # a row per page, read twice: on local disk, so it takes no heap from the rounds' sorts; a lost
@@ -371,7 +371,7 @@ def _rewards(ctx: StepContext, cache: _Cache, signals: DataFrame, report: Reward
     rc = ctx.config.reward
     if not rc.rewards:
         return None, None
-    known_feeds = recorded(ctx.lake, record, S.FEEDS_TABLE, S.FEEDS)
+    known_feeds = recorded(ctx.lake, record, T.FEEDS)
     rewards, discovered = R.page_rewards(
         signals, known_feeds, rc.term_rules, rc.max_hits_per_term, rc.new_feed_points, rc.known_feed_points,
         rc.feed_url_pattern,
@@ -431,8 +431,8 @@ def _refuse_a_large_prune(report: RewardReport, max_share: float) -> None:
 
 def _scores_of_run(lake: Lake, run_id: str) -> bool:
     """True when ``reward_scores`` holds the scores of run ``run_id`` (it wrote them before)."""
-    return lake.exists(S.REWARD_SCORES_TABLE) and bool(
-        lake.read(S.REWARD_SCORES_TABLE).where(F.col(S.RUN_ID) == run_id).limit(1).count())
+    return T.REWARD_SCORES.exists(lake) and bool(
+        T.REWARD_SCORES.read(lake).where(F.col(S.RUN_ID) == run_id).limit(1).count())
 
 
 def _record_feeds(lake: Lake, signals: DataFrame, discovered: DataFrame, pattern: str | None, run_id: str,

@@ -25,7 +25,7 @@ from linkgraph.lake.delta import Lake
 log = logging.getLogger(__name__)
 
 REWARD_STEP = "reward"
-RECORDED_TABLES = (S.PAGES_TABLE, S.LINKS_TABLE, S.REWARD_SCORES_TABLE, S.FEEDS_TABLE, S.PAGE_SIGNALS_TABLE)
+RECORDED_TABLES = (T.PAGES, T.LINKS, T.REWARD_SCORES, T.FEEDS, T.PAGE_SIGNALS)
 
 
 @dataclass(frozen=True)
@@ -41,13 +41,13 @@ def begin(ctx: StepContext) -> RunRecord:
     """The ``step_runs`` record of this run id: the one a previous attempt wrote, else a new one
     written now, before anything else of the run."""
     lake = ctx.lake
-    if lake.exists(S.STEP_RUNS_TABLE):
-        row = (lake.read(S.STEP_RUNS_TABLE)
+    if T.STEP_RUNS.exists(lake):
+        row = (T.STEP_RUNS.read(lake)
                .where((F.col(S.RUN_ID) == ctx.run_id) & (F.col(S.STEP) == REWARD_STEP)).first())
         if row is not None:
             log.info("reward run %s: retried; reading the table versions its first attempt recorded", ctx.run_id)
             return RunRecord(row["started_at"], json.loads(row["inputs"]), retried=True)
-    versions = {table: lake.version(table) for table in RECORDED_TABLES}
+    versions = {table.name: table.version(lake) for table in RECORDED_TABLES}
     started_at = naive_utc(ctx.started_at)
     row_df = ctx.spark.createDataFrame(
         [(ctx.run_id, REWARD_STEP, started_at, json.dumps(versions, sort_keys=True))], S.STEP_RUNS)
@@ -56,20 +56,20 @@ def begin(ctx: StepContext) -> RunRecord:
     return RunRecord(started_at, versions, retried=False)
 
 
-def recorded(lake: Lake, record: RunRecord, table: str, schema) -> DataFrame:
-    """``table`` at the version the run recorded (empty when it did not exist then)."""
-    version = record.versions.get(table)
+def recorded(lake: Lake, record: RunRecord, table: T.Table) -> DataFrame:
+    """``table`` at the version the run recorded (no rows of its schema when it did not exist then)."""
+    version = record.versions.get(table.name)
     if version is None:
-        return lake.spark.createDataFrame([], schema)
-    return lake.read_version(table, version)
+        return lake.spark.createDataFrame([], table.schema)
+    return table.read_version(lake, version)
 
 
 def finished_rounds(lake: Lake, run_id: str) -> list[Row]:
     """The ``reward_runs`` rows of run ``run_id``, one per round (at most ``reward.rounds`` + 1),
     in one job: none unless the run finished (its rows are its last commit)."""
-    if not lake.exists(S.REWARD_RUNS_TABLE):
+    if not T.REWARD_RUNS.exists(lake):
         return []
-    return (lake.read(S.REWARD_RUNS_TABLE).where(F.col(S.RUN_ID) == run_id)
+    return (T.REWARD_RUNS.read(lake).where(F.col(S.RUN_ID) == run_id)
             .select(S.ROUND, "pages", "new_pages", "total_score", "rewards_enabled").collect())
 
 
@@ -77,11 +77,11 @@ def interrupted_run(lake: Lake) -> str | None:
     """The reward run that recorded itself in ``step_runs`` after the start of the last finished
     run and has no ``reward_runs`` rows: a run that died (a run older than the last finished one
     was superseded by it and is left alone)."""
-    if not lake.exists(S.STEP_RUNS_TABLE):
+    if not T.STEP_RUNS.exists(lake):
         return None
-    started = lake.read(S.STEP_RUNS_TABLE).where(F.col(S.STEP) == REWARD_STEP).select(S.RUN_ID, "started_at")
-    if lake.exists(S.REWARD_RUNS_TABLE):
-        finished = lake.read(S.REWARD_RUNS_TABLE).select(S.RUN_ID, "started_at")
+    started = T.STEP_RUNS.read(lake).where(F.col(S.STEP) == REWARD_STEP).select(S.RUN_ID, "started_at")
+    if T.REWARD_RUNS.exists(lake):
+        finished = T.REWARD_RUNS.read(lake).select(S.RUN_ID, "started_at")
         last = finished.agg(F.max("started_at").alias("_last"))
         started = (started.join(finished.select(S.RUN_ID).distinct(), on=S.RUN_ID, how="left_anti")
                    .crossJoin(last).where(F.col("_last").isNull() | (F.col("started_at") > F.col("_last"))))

@@ -38,8 +38,8 @@ from linkgraph.urls import CanonicalUrl, canonical_seed_urls, reverse_host
 
 log = logging.getLogger(__name__)
 
-OPTIONAL_INPUTS = (S.DOMAIN_AUTHORITY_TABLE, S.DOMAIN_LINKS_TABLE, S.EXTERNAL_AUTHORITY_TABLE, S.SITEMAPS_TABLE,
-                   S.LINK_FARMS_TABLE, S.SYNDICATION_NETWORKS_TABLE, S.PAGE_SIGNALS_TABLE)
+OPTIONAL_INPUTS = (T.DOMAIN_AUTHORITY, T.DOMAIN_LINKS, T.EXTERNAL_AUTHORITY, T.SITEMAPS, T.LINK_FARMS,
+                   T.SYNDICATION_NETWORKS, T.PAGE_SIGNALS)
 
 
 @dataclass
@@ -67,10 +67,9 @@ class ScoresReport(Report):
 
 
 def scores_inputs(lake: Lake, config: Config, rank_run_id: str | None) -> str:
-    tables = (S.PAGES_TABLE, S.LINKS_TABLE, S.SITEMAPS_TABLE, S.DOMAIN_AUTHORITY_TABLE, S.DOMAIN_LINKS_TABLE,
-              S.EXTERNAL_AUTHORITY_TABLE, S.LINK_FARMS_TABLE, S.SYNDICATION_NETWORKS_TABLE, S.PAGE_SIGNALS_TABLE,
-              S.REWARD_SCORES_TABLE, S.PAGE_FLAGS_TABLE)
-    inputs: dict[str, object] = {table: lake.version(table) for table in tables}
+    tables = (T.PAGES, T.LINKS, T.SITEMAPS, T.DOMAIN_AUTHORITY, T.DOMAIN_LINKS, T.EXTERNAL_AUTHORITY, T.LINK_FARMS,
+              T.SYNDICATION_NETWORKS, T.PAGE_SIGNALS, T.REWARD_SCORES, T.PAGE_FLAGS)
+    inputs: dict[str, object] = {table.name: table.version(lake) for table in tables}
     inputs.update({S.PAGERANK_TABLE: rank_run_id, "scores": dataclasses.asdict(config.scores),
                    "important_sigmas": config.analysis.important_sigmas})
     return json.dumps(inputs, sort_keys=True)
@@ -78,7 +77,7 @@ def scores_inputs(lake: Lake, config: Config, rank_run_id: str | None) -> str:
 
 def _run(ctx: StepContext, seeds: list[str] | None = None) -> ScoresReport:
     lake = ctx.lake
-    lake.require(S.PAGES_TABLE, S.LINKS_TABLE)
+    T.require(lake, T.PAGES, T.LINKS)
     seeds = list(seeds if seeds is not None else ctx.config.scores.seeds)
     canonical = canonical_seed_urls(seeds, "scores.seeds", url_policy(ctx.config, ctx.spark))
     if not canonical:
@@ -86,22 +85,22 @@ def _run(ctx: StepContext, seeds: list[str] | None = None) -> ScoresReport:
     flags_run = flags_of_rank_run(lake)
     seed_urls = sorted(str(s.url) for s in canonical)
     inputs = scores_inputs(lake, ctx.config, latest_rank_run_id(lake)) + f" seeds={seed_urls}"
-    if all(lake.built_from(table) == inputs for table in (S.SEED_SCORES_TABLE, S.FRONTIER_TABLE)):
+    if all(table.built_from(lake) == inputs for table in (T.SEED_SCORES, T.FRONTIER)):
         return ScoresReport(run_id=None, inputs=inputs, up_to_date=True, flags_run=flags_run)
     report = ScoresReport(run_id=ctx.run_id, inputs=inputs, flags_run=flags_run)
-    pages, links = lake.read(S.PAGES_TABLE), lake.read(S.LINKS_TABLE)
-    optional = {t: lake.read(t) if lake.exists(t) else None for t in OPTIONAL_INPUTS}
+    pages, links = T.PAGES.read(lake), T.LINKS.read(lake)
+    optional = {t.name: t.read(lake) if t.exists(lake) else None for t in OPTIONAL_INPUTS}
     nodes = D.page_nodes(pages).persist(StorageLevel.MEMORY_AND_DISK)
     seed_pages = _seed_pages(pages, canonical, report)
     try:
         seed_scores = _seed_scores(ctx, canonical, seed_pages, pages, links, nodes, optional, report)
         T.SEED_SCORES.replace_run(lake, seed_scores, ctx.run_id, inputs, ctx.config.retention)
-        this_run = lake.read(S.SEED_SCORES_TABLE).where(F.col(S.RUN_ID) == ctx.run_id)
+        this_run = T.SEED_SCORES.read(lake).where(F.col(S.RUN_ID) == ctx.run_id)
         counts = one_row(this_run.agg(F.count("*").alias("pages"), F.count_if(S.IN_SCOPE).alias("in_scope")))
         report.pages, report.in_scope = counts["pages"], counts["in_scope"]
         T.FRONTIER.overwrite(lake, _frontier(ctx, this_run, pages, links, optional, seeded=bool(canonical)),
                              built_from=inputs)
-        report.frontier = lake.read(S.FRONTIER_TABLE).count()
+        report.frontier = T.FRONTIER.read(lake).count()
     finally:
         seed_pages.unpersist()
         nodes.unpersist()
@@ -113,9 +112,9 @@ def _run(ctx: StepContext, seeds: list[str] | None = None) -> ScoresReport:
 def flags_of_rank_run(lake: Lake) -> str | None:
     """The latest rank run when ``page_flags`` holds its flags (written by ``flags``), else None."""
     rank_run_id = latest_rank_run_id(lake)
-    if rank_run_id is None or not lake.exists(S.PAGE_FLAGS_TABLE):
+    if rank_run_id is None or not T.PAGE_FLAGS.exists(lake):
         return None
-    flagged = lake.read(S.PAGE_FLAGS_TABLE).where(F.col(S.RUN_ID) == rank_run_id).limit(1).count()
+    flagged = T.PAGE_FLAGS.read(lake).where(F.col(S.RUN_ID) == rank_run_id).limit(1).count()
     return rank_run_id if flagged else None
 
 
@@ -191,13 +190,13 @@ def _frontier_priority(lake: Lake, config: Config, candidates: DataFrame) -> tup
     if source == "seed_score":
         return candidates.withColumn(S.PRIORITY, F.col(S.SEED_SCORE)), source
     if source == "reward":
-        lake.require(S.REWARD_SCORES_TABLE)
-        reward = lake.read(S.REWARD_SCORES_TABLE).select(S.PAGE_ID, F.col(S.SCORE).alias(S.PRIORITY))
+        T.REWARD_SCORES.require(lake)
+        reward = T.REWARD_SCORES.read(lake).select(S.PAGE_ID, F.col(S.SCORE).alias(S.PRIORITY))
         return candidates.join(reward, on=S.PAGE_ID, how="left").fillna(0.0, subset=[S.PRIORITY]), source
-    lake.require(S.PAGERANK_TABLE, S.RANK_RUNS_TABLE)
-    ranks = lake.read(S.PAGERANK_TABLE)
+    T.require(lake, T.PAGERANK, T.RANK_RUNS)
+    ranks = T.PAGERANK.read(lake)
     run_id = latest_rank_run_id(lake)
-    run = lake.read(S.RANK_RUNS_TABLE).where(F.col(S.RUN_ID) == F.lit(run_id)).first()
+    run = T.RANK_RUNS.read(lake).where(F.col(S.RUN_ID) == F.lit(run_id)).first()
     personalised = run is not None and run["personalization"] is not None
     if personalised != (source == "personalized_pagerank"):
         kind = "personalised" if personalised else "uniform"
@@ -232,7 +231,7 @@ def _for_run(plan: RunPlan, config: Config) -> Params | str:
 STEP = Step(
     name="scores", help="page flags, seed scores, scope decisions and the crawl frontier", params=Params, run=run,
     reads=(T.PAGES, T.LINKS, T.PAGE_FLAGS, T.PAGERANK, T.RANK_RUNS, T.REWARD_SCORES,
-           *(T.declaration(t) for t in OPTIONAL_INPUTS)),
+           *OPTIONAL_INPUTS),
     writes=(T.SEED_SCORES, T.FRONTIER), after=("flags", "reward", "ingest-sitemaps"), for_run=_for_run,
     before=("flags",), tasks=(Task("scores", ("--run-id", "{ds}-scores")),),
 )

@@ -140,6 +140,6 @@ def _for_run(plan: RunPlan, config: Config) -> Params | None:
 STEP = Step(
     name="ingest-sitemaps", params=Params,
     help="upsert sitemap entries (XML, indexes, text, RSS/Atom; plain or gzipped) into `sitemaps`",
-    run=run, reads=(), writes=(T.SITEMAPS, T.REJECTS), after=("ingest",), for_run=_for_run,
+    run=run, reads=(T.PAGES,), writes=(T.SITEMAPS, T.REJECTS), after=("ingest",), for_run=_for_run,
     tasks=(Task("ingest_sitemaps", ("--input", "{param:sitemaps_root}/{ds}", "--if-present")),),
 )
