@@ -32,7 +32,6 @@ from linkgraph.lake.ids import number_in_order
 NEW, VANISHED, ENTERED, LEFT, MOVED, UNCHANGED = "new", "vanished", "entered", "left", "moved", "unchanged"
 CHANGES = (NEW, VANISHED, ENTERED, LEFT, MOVED, UNCHANGED)
 
-_SIDES = ((S.FROM_SCORE, S.FROM_POSITION), (S.TO_SCORE, S.TO_POSITION))
 _HASH_RANGE = float(2 ** 31)
 
 
